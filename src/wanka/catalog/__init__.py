@@ -1,0 +1,39 @@
+"""Hardware catalog (基础设施层 facts): accelerators, server nodes, NICs, switches, optics, storage.
+
+Facts live in YAML files under ``data/`` with units in their key names and a ``source`` per entry;
+they are converted to SI base units once, here, at load time. Nothing else in wanka holds a
+hardware number.
+
+>>> from wanka.catalog import accelerator
+>>> accelerator("H100").peak_flops["bf16"] / 1e12
+989.4
+"""
+
+from wanka.catalog.entries import Accelerator, Nic, Node, Optic, StorageServer, Switch
+from wanka.catalog.loader import (
+    Catalog,
+    accelerator,
+    catalog,
+    nic,
+    node,
+    optic,
+    storage_server,
+    switch,
+)
+
+__all__ = [
+    "Accelerator",
+    "Catalog",
+    "Nic",
+    "Node",
+    "Optic",
+    "StorageServer",
+    "Switch",
+    "accelerator",
+    "catalog",
+    "nic",
+    "node",
+    "optic",
+    "storage_server",
+    "switch",
+]

@@ -1,0 +1,280 @@
+"""Catalog entries: the file schema (units in key names) and the SI records built from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+
+from wanka.units import GIB, GIGA, TERA
+
+__all__ = [
+    "Accelerator",
+    "AcceleratorEntry",
+    "Nic",
+    "NicEntry",
+    "Node",
+    "NodeEntry",
+    "Optic",
+    "OpticEntry",
+    "StorageServer",
+    "StorageServerEntry",
+    "Switch",
+    "SwitchEntry",
+]
+
+DTYPES = ("fp4", "fp8", "bf16", "fp16", "tf32", "fp32", "fp64")
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    aliases: list[str] = []
+    source: str = Field(min_length=5, description="datasheet or paper the figures come from")
+    notes: str = ""
+
+
+# ---------------------------------------------------------------- accelerators
+class AcceleratorEntry(_Entry):
+    vendor: str
+    architecture: str = ""
+    dense_tflops: dict[Literal["fp4", "fp8", "bf16", "fp16", "tf32", "fp32", "fp64"], float]
+    hbm_gib: float = Field(gt=0)
+    hbm_tbytes_per_s: float = Field(gt=0, description="HBM bandwidth, 10^12 bytes/s")
+    scale_up_gbytes_per_s_per_direction: float = Field(gt=0, description="per GPU, one direction, 10^9 B/s")
+    scale_up_domains: list[PositiveInt] = Field(min_length=1)
+    scale_up_link: str = ""
+    tdp_w: float = Field(gt=0)
+    idle_w: float = Field(gt=0)
+    default_node: str | None = None
+    assumptions: list[str] = []
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator in SI units: FLOP/s, bytes, bytes/s, watts."""
+
+    name: str
+    vendor: str
+    architecture: str
+    peak_flops: dict[str, float]  # dense, per dtype
+    hbm_bytes: float
+    hbm_bandwidth: float
+    scale_up_bandwidth: float  # per GPU, one direction
+    scale_up_domains: tuple[int, ...]
+    scale_up_link: str
+    tdp_w: float
+    idle_w: float
+    default_node: str | None
+    source: str
+    notes: str = ""
+    assumptions: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_entry(cls, e: AcceleratorEntry) -> Accelerator:
+        return cls(
+            name=e.name,
+            vendor=e.vendor,
+            architecture=e.architecture,
+            peak_flops={k: v * TERA for k, v in e.dense_tflops.items()},
+            hbm_bytes=e.hbm_gib * GIB,
+            hbm_bandwidth=e.hbm_tbytes_per_s * TERA,
+            scale_up_bandwidth=e.scale_up_gbytes_per_s_per_direction * GIGA,
+            scale_up_domains=tuple(e.scale_up_domains),
+            scale_up_link=e.scale_up_link,
+            tdp_w=e.tdp_w,
+            idle_w=e.idle_w,
+            default_node=e.default_node,
+            source=e.source,
+            notes=e.notes,
+            assumptions=tuple(e.assumptions),
+            aliases=tuple(e.aliases),
+        )
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak FLOP/s for ``dtype``; fp8/fp4 fall back to the next wider type the chip has."""
+        order = {"fp4": ("fp4", "fp8", "bf16"), "fp8": ("fp8", "bf16"), "fp32": ("fp32", "tf32")}
+        for d in order.get(dtype, (dtype,)) + ("bf16", "fp16"):
+            if d in self.peak_flops:
+                return self.peak_flops[d]
+        raise KeyError(dtype)
+
+    def has_native(self, dtype: str) -> bool:
+        return dtype in self.peak_flops
+
+
+# ---------------------------------------------------------------- server nodes
+class NodeEntry(_Entry):
+    vendor: str = ""
+    accelerator: str
+    gpus: PositiveInt
+    cpus: PositiveInt = 2
+    cpu_tdp_w: float = Field(gt=0, description="per CPU socket")
+    host_memory_gib: float = Field(gt=0)
+    scale_out_nics: int = Field(ge=0, description="NICs on the compute fabric")
+    other_w: float = Field(ge=0, description="fans, NVSwitch, drives, DPUs, storage NICs, VR losses at full load")
+    idle_other_w: float = Field(ge=0, description="the same at idle")
+    max_power_w: float | None = Field(None, gt=0, description="published system maximum")
+    rack_units: float | None = Field(None, gt=0)
+    local_nvme_tb: float = Field(0.0, ge=0)
+    storage_gbps: float = Field(0.0, ge=0, description="front-end/storage network per node, Gbit/s")
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    vendor: str
+    accelerator: str
+    gpus: int
+    cpus: int
+    cpu_tdp_w: float
+    host_memory_bytes: float
+    scale_out_nics: int
+    other_w: float
+    idle_other_w: float
+    max_power_w: float | None
+    rack_units: float | None
+    local_nvme_bytes: float
+    storage_bandwidth: float  # B/s
+    source: str
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @classmethod
+    def from_entry(cls, e: NodeEntry) -> Node:
+        return cls(
+            name=e.name,
+            vendor=e.vendor,
+            accelerator=e.accelerator,
+            gpus=e.gpus,
+            cpus=e.cpus,
+            cpu_tdp_w=e.cpu_tdp_w,
+            host_memory_bytes=e.host_memory_gib * GIB,
+            scale_out_nics=e.scale_out_nics,
+            other_w=e.other_w,
+            idle_other_w=e.idle_other_w,
+            max_power_w=e.max_power_w,
+            rack_units=e.rack_units,
+            local_nvme_bytes=e.local_nvme_tb * TERA,
+            storage_bandwidth=e.storage_gbps * GIGA / 8,
+            source=e.source,
+            notes=e.notes,
+            aliases=tuple(e.aliases),
+        )
+
+
+# ---------------------------------------------------------------- network
+class NicEntry(_Entry):
+    vendor: str = ""
+    protocol: Literal["infiniband", "roce", "ethernet", "vpi"]
+    gbps: float = Field(gt=0)
+    ports: PositiveInt = 1
+    power_w: float = Field(gt=0)
+
+
+@dataclass(frozen=True)
+class Nic:
+    name: str
+    vendor: str
+    protocol: str
+    bandwidth: float  # B/s, all ports
+    ports: int
+    power_w: float
+    source: str
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @classmethod
+    def from_entry(cls, e: NicEntry) -> Nic:
+        return cls(e.name, e.vendor, e.protocol, e.gbps * GIGA / 8, e.ports, e.power_w, e.source, e.notes,
+                   tuple(e.aliases))
+
+
+class SwitchEntry(_Entry):
+    vendor: str = ""
+    protocol: Literal["infiniband", "ethernet", "nvlink"]
+    ports: PositiveInt = Field(description="radix at port_gbps")
+    port_gbps: float = Field(gt=0)
+    power_w: float = Field(gt=0, description="typical/max with optics excluded")
+    latency_ns: float = Field(gt=0)
+    sharp: bool = False
+    rack_units: float | None = None
+
+
+@dataclass(frozen=True)
+class Switch:
+    name: str
+    vendor: str
+    protocol: str
+    radix: int
+    port_bandwidth: float  # B/s
+    power_w: float
+    latency_s: float
+    sharp: bool
+    source: str
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @classmethod
+    def from_entry(cls, e: SwitchEntry) -> Switch:
+        return cls(e.name, e.vendor, e.protocol, e.ports, e.port_gbps * GIGA / 8, e.power_w,
+                   e.latency_ns * 1e-9, e.sharp, e.source, e.notes, tuple(e.aliases))
+
+
+class OpticEntry(_Entry):
+    form_factor: str = ""
+    gbps: float = Field(gt=0)
+    reach_m: float = Field(gt=0)
+    power_w: float = Field(gt=0)
+    kind: Literal["optical", "aoc", "dac", "acc"] = "optical"
+
+
+@dataclass(frozen=True)
+class Optic:
+    name: str
+    form_factor: str
+    bandwidth: float  # B/s
+    reach_m: float
+    power_w: float
+    kind: str
+    source: str
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @classmethod
+    def from_entry(cls, e: OpticEntry) -> Optic:
+        return cls(e.name, e.form_factor, e.gbps * GIGA / 8, e.reach_m, e.power_w, e.kind, e.source,
+                   e.notes, tuple(e.aliases))
+
+
+# ---------------------------------------------------------------- storage
+class StorageServerEntry(_Entry):
+    vendor: str = ""
+    kind: Literal["parallel_fs", "object", "nfs", "nvme"] = "parallel_fs"
+    read_gbytes_per_s: float = Field(gt=0)
+    write_gbytes_per_s: float = Field(gt=0)
+    capacity_tb: float = Field(gt=0)
+    power_w: float = Field(gt=0)
+    rack_units: float | None = None
+
+
+@dataclass(frozen=True)
+class StorageServer:
+    name: str
+    vendor: str
+    kind: str
+    read_bandwidth: float  # B/s
+    write_bandwidth: float  # B/s
+    capacity_bytes: float
+    power_w: float
+    rack_units: float | None
+    source: str
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @classmethod
+    def from_entry(cls, e: StorageServerEntry) -> StorageServer:
+        return cls(e.name, e.vendor, e.kind, e.read_gbytes_per_s * GIGA, e.write_gbytes_per_s * GIGA,
+                   e.capacity_tb * TERA, e.power_w, e.rack_units, e.source, e.notes, tuple(e.aliases))

@@ -1,0 +1,41 @@
+"""The typed scenario tree (pydantic v2, frozen, strict): one tree every layer reads."""
+
+from wanka.spec.cluster import ClusterSpec, FabricSpec, ScaleUpSpec, StorageSpec
+from wanka.spec.io import (
+    dump_json,
+    dump_yaml,
+    list_model_presets,
+    list_presets,
+    load_model,
+    load_scenario,
+    parse_model,
+    parse_scenario,
+)
+from wanka.spec.model import MLASpec, ModelSpec, MoESpec
+from wanka.spec.ops import CheckpointSpec, FacilitySpec, FailureSpec
+from wanka.spec.scenario import Scenario
+from wanka.spec.training import ParallelSpec, TrainingSpec
+
+__all__ = [
+    "CheckpointSpec",
+    "ClusterSpec",
+    "FabricSpec",
+    "FacilitySpec",
+    "FailureSpec",
+    "MLASpec",
+    "MoESpec",
+    "ModelSpec",
+    "ParallelSpec",
+    "ScaleUpSpec",
+    "Scenario",
+    "StorageSpec",
+    "TrainingSpec",
+    "dump_json",
+    "dump_yaml",
+    "list_model_presets",
+    "list_presets",
+    "load_model",
+    "load_scenario",
+    "parse_model",
+    "parse_scenario",
+]

@@ -1,0 +1,81 @@
+"""Cluster specs (基础设施层): accelerators, nodes, scale-up domains, scale-out fabric, storage."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, PositiveInt, model_validator
+
+from wanka.spec.base import Spec
+
+__all__ = ["ClusterSpec", "FabricSpec", "ScaleUpSpec", "StorageSpec"]
+
+MAX_ACCELERATORS = 2_000_000  # the largest cluster wanka accepts; 10^12 GPUs is a typo, not a plan
+
+
+class ScaleUpSpec(Spec):
+    """GPUs joined by NVLink/HCCS-class links: an 8-GPU board, an NVL72 rack, a 384-NPU supernode."""
+
+    domain_size: PositiveInt = Field(8, le=100_000)
+    gbytes_per_s_per_direction: float | None = Field(
+        None, gt=0, le=100_000, description="per GPU; None = the accelerator's catalog value"
+    )
+
+
+class FabricSpec(Spec):
+    """The scale-out network (RDMA over InfiniBand or RoCE)."""
+
+    kind: Literal["infiniband", "roce", "ethernet"] = "infiniband"
+    tiers: int = Field(2, ge=1, le=4)
+    oversubscription: float = Field(1.0, ge=1.0, le=64.0, description="downlink:uplink ratio at the leaf")
+    nic_gbps_per_gpu: float = Field(400.0, gt=0, le=100_000)
+    rail_optimized: bool = True
+    planes: PositiveInt = Field(1, le=16)
+    switch: str | None = Field(None, description="catalog switch name; None = a typical one for the kind")
+    nic: str | None = Field(None, description="catalog NIC name; None = a typical one for the speed and kind")
+    sharp: bool = Field(False, description="in-network reduction (InfiniBand SHARP) available")
+
+
+class StorageSpec(Spec):
+    """Shared parallel file system (and optional local NVMe) serving checkpoints and training data."""
+
+    kind: Literal["parallel_fs", "object", "nfs"] = "parallel_fs"
+    servers: PositiveInt = Field(16, le=100_000)
+    server: str | None = Field(None, description="catalog storage building block; None = generic")
+    read_gbytes_per_s_per_server: float | None = Field(None, gt=0, le=10_000)
+    write_gbytes_per_s_per_server: float | None = Field(None, gt=0, le=10_000)
+    capacity_tb: float | None = Field(None, gt=0)
+    local_nvme_tb_per_node: float = Field(0.0, ge=0)
+
+
+class ClusterSpec(Spec):
+    """A training cluster: what hardware, how many, how joined."""
+
+    name: str = "custom"
+    accelerator: str
+    nodes: PositiveInt = Field(le=MAX_ACCELERATORS)
+    gpus_per_node: PositiveInt = Field(8, le=256)
+    node: str | None = Field(None, description="catalog server platform; None = the accelerator's default")
+    scale_up: ScaleUpSpec = ScaleUpSpec()
+    fabric: FabricSpec = FabricSpec()
+    storage: StorageSpec = StorageSpec()
+
+    @model_validator(mode="after")
+    def _check(self) -> ClusterSpec:
+        if self.nodes * self.gpus_per_node > MAX_ACCELERATORS:
+            raise ValueError(
+                f"nodes × gpus_per_node = {self.nodes * self.gpus_per_node:,} accelerators; "
+                f"at most {MAX_ACCELERATORS:,} are allowed"
+            )
+        d = self.scale_up.domain_size
+        if d > self.gpus_per_node and d % self.gpus_per_node:
+            raise ValueError(
+                f"scale_up.domain_size = {d} must be a multiple of gpus_per_node = {self.gpus_per_node}"
+            )
+        if d < self.gpus_per_node and self.gpus_per_node % d:
+            raise ValueError(f"scale_up.domain_size = {d} must divide gpus_per_node = {self.gpus_per_node}")
+        return self
+
+    @property
+    def accelerators(self) -> int:
+        return self.nodes * self.gpus_per_node

@@ -1,0 +1,70 @@
+"""The whole scenario tree: a cluster and, optionally, a training job on it."""
+
+from __future__ import annotations
+
+from pydantic import Field, PositiveInt, model_validator
+
+from wanka.spec.base import Spec
+from wanka.spec.cluster import ClusterSpec
+from wanka.spec.model import ModelSpec
+from wanka.spec.ops import CheckpointSpec, FacilitySpec, FailureSpec
+from wanka.spec.training import ParallelSpec, TrainingSpec
+
+__all__ = ["Scenario"]
+
+
+class Scenario(Spec):
+    """A cluster, a model, a training job and a parallel strategy, plus ops and facility inputs.
+
+    ``sources`` lists where the inputs come from; ``assumptions`` lists what is not public and the
+    typical value chosen instead. Every consumer reads this one tree.
+    """
+
+    name: str = "custom"
+    description: str = ""
+    cluster: ClusterSpec
+    model: ModelSpec | None = None
+    training: TrainingSpec | None = None
+    parallel: ParallelSpec | None = None
+    job_gpus: PositiveInt | None = Field(None, description="GPUs the job uses; None = tp·pp·dp·cp or all")
+    failures: FailureSpec = FailureSpec()
+    checkpoint: CheckpointSpec = CheckpointSpec()
+    facility: FacilitySpec = FacilitySpec()
+    campaign_days: float | None = Field(None, gt=0, le=3650, description="fixed wall-clock window to simulate")
+    sources: list[str] = []
+    assumptions: list[str] = []
+
+    @model_validator(mode="after")
+    def _check(self) -> Scenario:
+        n = self.cluster.accelerators
+        if self.parallel is not None:
+            w = self.parallel.world_size
+            if self.job_gpus is not None and self.job_gpus != w:
+                raise ValueError(
+                    f"tp·pp·dp·cp = {self.parallel.tp}·{self.parallel.pp}·{self.parallel.dp}·"
+                    f"{self.parallel.cp} = {w} must equal job_gpus = {self.job_gpus}"
+                )
+            if w > n:
+                raise ValueError(
+                    f"tp·pp·dp·cp = {w} exceeds the cluster's {n} accelerators "
+                    f"({self.cluster.nodes} nodes × {self.cluster.gpus_per_node})"
+                )
+        if self.job_gpus is not None and self.job_gpus > n:
+            raise ValueError(f"job_gpus = {self.job_gpus} exceeds the cluster's {n} accelerators")
+        if (self.parallel is not None or self.training is not None) and self.model is None:
+            raise ValueError("a training job (training/parallel) needs a model")
+        return self
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the job runs on."""
+        if self.parallel is not None:
+            return self.parallel.world_size
+        return self.job_gpus if self.job_gpus is not None else self.cluster.accelerators
+
+    @property
+    def seq_len(self) -> int:
+        assert self.model is not None
+        if self.training is not None and self.training.seq_len is not None:
+            return self.training.seq_len
+        return self.model.seq_len

@@ -1,0 +1,55 @@
+"""Training job and parallel strategy specs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, PositiveInt, model_validator
+
+from wanka.spec.base import Spec
+
+__all__ = ["ParallelSpec", "Precision", "Recompute", "TrainingSpec"]
+
+Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
+Recompute = Literal["none", "selective", "full"]
+
+
+class TrainingSpec(Spec):
+    """What to train: tokens, batch, precision."""
+
+    tokens: float = Field(1e12, gt=0, le=1e17, description="tokens to train on")
+    global_batch_seqs: PositiveInt = Field(le=100_000_000)
+    micro_batch: PositiveInt = Field(1, le=65_536)
+    seq_len: PositiveInt | None = Field(None, description="None = the model's seq_len")
+    precision: Precision = "bf16"
+    precision_recipe: Literal[
+        "fp8_current_scaling", "fp8_delayed_scaling", "mxfp8", "fp8_blockwise", "fp8_unspecified"
+    ] | None = None
+
+
+class ParallelSpec(Spec):
+    """A parallel strategy (Megatron-LM vocabulary). tp·pp·dp·cp must equal the job's GPU count."""
+
+    tp: PositiveInt = 1
+    sp: bool = Field(True, description="sequence parallelism alongside tp (Korthikanti et al. 2022)")
+    pp: PositiveInt = 1
+    vpp: PositiveInt = Field(1, description="virtual stages per pipeline rank (interleaved 1F1B)")
+    dp: PositiveInt = 1
+    cp: PositiveInt = 1
+    ep: PositiveInt = Field(1, description="expert parallel group, carved out of dp·cp")
+    zero: int = Field(1, ge=0, le=3, description="0 none, 1 distributed optimizer, 2 +grads, 3 +params (FSDP)")
+    recompute: Literal["none", "selective", "full"] = "selective"
+    tp_comm_overlap: bool = True
+    dp_comm_overlap: bool = True
+
+    @model_validator(mode="after")
+    def _check(self) -> ParallelSpec:
+        if (self.dp * self.cp) % self.ep:
+            raise ValueError(f"ep = {self.ep} must divide dp × cp = {self.dp * self.cp}")
+        if self.vpp > 1 and self.pp == 1:
+            raise ValueError(f"vpp = {self.vpp} needs pp > 1")
+        return self
+
+    @property
+    def world_size(self) -> int:
+        return self.tp * self.pp * self.dp * self.cp
