@@ -47,6 +47,7 @@ class AcceleratorEntry(_Entry):
     scale_up_link: str = ""
     tdp_w: float = Field(gt=0)
     idle_w: float = Field(gt=0)
+    matmul_fraction: float = Field(0.8, gt=0, le=1, description="achievable / peak on large GEMMs")
     default_node: str | None = None
     assumptions: list[str] = []
 
@@ -71,6 +72,7 @@ class Accelerator:
     notes: str = ""
     assumptions: tuple[str, ...] = ()
     aliases: tuple[str, ...] = field(default_factory=tuple)
+    matmul_fraction: float = 0.8
 
     @classmethod
     def from_entry(cls, e: AcceleratorEntry) -> Accelerator:
@@ -91,12 +93,13 @@ class Accelerator:
             notes=e.notes,
             assumptions=tuple(e.assumptions),
             aliases=tuple(e.aliases),
+            matmul_fraction=e.matmul_fraction,
         )
 
     def peak(self, dtype: str) -> float:
         """Dense peak FLOP/s for ``dtype``; fp8/fp4 fall back to the next wider type the chip has."""
         order = {"fp4": ("fp4", "fp8", "bf16"), "fp8": ("fp8", "bf16"), "fp32": ("fp32", "tf32")}
-        for d in order.get(dtype, (dtype,)) + ("bf16", "fp16"):
+        for d in (*order.get(dtype, (dtype,)), "bf16", "fp16"):
             if d in self.peak_flops:
                 return self.peak_flops[d]
         raise KeyError(dtype)
@@ -114,7 +117,9 @@ class NodeEntry(_Entry):
     cpu_tdp_w: float = Field(gt=0, description="per CPU socket")
     host_memory_gib: float = Field(gt=0)
     scale_out_nics: int = Field(ge=0, description="NICs on the compute fabric")
-    other_w: float = Field(ge=0, description="fans, NVSwitch, drives, DPUs, storage NICs, VR losses at full load")
+    other_w: float = Field(
+        ge=0, description="fans, NVSwitch, drives, DPUs, storage NICs, VR losses at full load"
+    )
     idle_other_w: float = Field(ge=0, description="the same at idle")
     max_power_w: float | None = Field(None, gt=0, description="published system maximum")
     rack_units: float | None = Field(None, gt=0)
@@ -188,8 +193,17 @@ class Nic:
 
     @classmethod
     def from_entry(cls, e: NicEntry) -> Nic:
-        return cls(e.name, e.vendor, e.protocol, e.gbps * GIGA / 8, e.ports, e.power_w, e.source, e.notes,
-                   tuple(e.aliases))
+        return cls(
+            e.name,
+            e.vendor,
+            e.protocol,
+            e.gbps * GIGA / 8,
+            e.ports,
+            e.power_w,
+            e.source,
+            e.notes,
+            tuple(e.aliases),
+        )
 
 
 class SwitchEntry(_Entry):
@@ -219,8 +233,19 @@ class Switch:
 
     @classmethod
     def from_entry(cls, e: SwitchEntry) -> Switch:
-        return cls(e.name, e.vendor, e.protocol, e.ports, e.port_gbps * GIGA / 8, e.power_w,
-                   e.latency_ns * 1e-9, e.sharp, e.source, e.notes, tuple(e.aliases))
+        return cls(
+            e.name,
+            e.vendor,
+            e.protocol,
+            e.ports,
+            e.port_gbps * GIGA / 8,
+            e.power_w,
+            e.latency_ns * 1e-9,
+            e.sharp,
+            e.source,
+            e.notes,
+            tuple(e.aliases),
+        )
 
 
 class OpticEntry(_Entry):
@@ -245,8 +270,17 @@ class Optic:
 
     @classmethod
     def from_entry(cls, e: OpticEntry) -> Optic:
-        return cls(e.name, e.form_factor, e.gbps * GIGA / 8, e.reach_m, e.power_w, e.kind, e.source,
-                   e.notes, tuple(e.aliases))
+        return cls(
+            e.name,
+            e.form_factor,
+            e.gbps * GIGA / 8,
+            e.reach_m,
+            e.power_w,
+            e.kind,
+            e.source,
+            e.notes,
+            tuple(e.aliases),
+        )
 
 
 # ---------------------------------------------------------------- storage
@@ -276,5 +310,16 @@ class StorageServer:
 
     @classmethod
     def from_entry(cls, e: StorageServerEntry) -> StorageServer:
-        return cls(e.name, e.vendor, e.kind, e.read_gbytes_per_s * GIGA, e.write_gbytes_per_s * GIGA,
-                   e.capacity_tb * TERA, e.power_w, e.rack_units, e.source, e.notes, tuple(e.aliases))
+        return cls(
+            e.name,
+            e.vendor,
+            e.kind,
+            e.read_gbytes_per_s * GIGA,
+            e.write_gbytes_per_s * GIGA,
+            e.capacity_tb * TERA,
+            e.power_w,
+            e.rack_units,
+            e.source,
+            e.notes,
+            tuple(e.aliases),
+        )

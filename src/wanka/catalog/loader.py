@@ -7,9 +7,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Generic, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from wanka import yamlio
 from wanka.catalog.entries import (
     Accelerator,
     AcceleratorEntry,
@@ -63,8 +63,9 @@ class Table(Generic[R]):
             return self._index[_norm(name)]
         except KeyError:
             known = ", ".join(r.name for r in self.records)  # type: ignore[attr-defined]
-            raise CatalogError(f"unknown {self.kind[:-1] if self.kind.endswith('s') else self.kind} "
-                               f"{name!r}; known: {known}") from None
+            raise CatalogError(
+                f"unknown {self.kind[:-1] if self.kind.endswith('s') else self.kind} {name!r}; known: {known}"
+            ) from None
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and _norm(name) in self._index
@@ -90,7 +91,7 @@ class Catalog:
 def _load_file(kind: str) -> tuple[list[Any], list[dict[str, Any]]]:
     fname, entry_cls, convert = _FILES[kind]
     text = (resources.files("wanka.catalog") / "data" / fname).read_text(encoding="utf-8")
-    data = yaml.safe_load(text) or {}
+    data = yamlio.load(text) or {}
     rows = data.get(kind, [])
     out = []
     for i, row in enumerate(rows):

@@ -6,7 +6,6 @@ import json
 import sys
 from typing import Any
 
-import click
 import typer
 from rich.console import Console
 
@@ -22,8 +21,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-console = Console(highlight=False, soft_wrap=False)
-err_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def emit_json(obj: Any) -> None:
@@ -50,22 +49,19 @@ def fail(message: str) -> typer.Exit:
 
 
 def run_app(argv: list[str]) -> int:
-    """Run the CLI; user errors print one line and exit 2, never a traceback."""
+    """Run the CLI; user errors print one line and exit 2, never a traceback.
+
+    Usage errors (unknown option, bad flag value) are handled by typer's standalone mode, which
+    prints them with the usage line and exits 2.
+    """
     try:
-        app(args=argv, prog_name="wanka", standalone_mode=False)
+        app(args=argv, prog_name="wanka", standalone_mode=True)
+    except SystemExit as e:
+        code = e.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
     except WankaError as e:
         err_console.print(f"error: {e}", markup=False)
         return 2
-    except click.exceptions.UsageError as e:
-        err_console.print(f"error: {e.format_message()}", markup=False)
-        return 2
-    except click.exceptions.Abort:
-        err_console.print("aborted", markup=False)
-        return 130
-    except click.exceptions.Exit as e:
-        return int(e.exit_code)
-    except typer.Exit as e:
-        return int(e.exit_code)
     except (BrokenPipeError, KeyboardInterrupt):
         return 1
     return 0

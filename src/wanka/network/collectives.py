@@ -17,13 +17,13 @@ Algorithms
   each GPU's own NIC (rail), all-gather inside the domain (the scheme NCCL and HCCL use).
 - tree: NCCL double binary tree over domains, ``log2`` latency, bandwidth ``~ nbytes / B_out`` per
   GPU; NCCL's tuner picks it for small messages at scale.
-- ``auto`` takes the fastest, as NCCL's tuner does.
+- ``auto`` takes the fastest, as NCCL's tuner does (all-gather and reduce-scatter: ring only).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,7 @@ __all__ = [
 
 Op = Literal["all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv"]
 OPS: tuple[str, ...] = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv")
-Num = Union[float, npt.NDArray[np.float64]]
+Num = float | npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,17 @@ class CommGroup:
     scale_up_bw: Num
     scale_out_bw: Num
     scale_out_contention: Num = 1.0
-    scale_up_latency_s: float = cal.SCALE_UP_LATENCY_S
-    scale_out_latency_s: float = cal.SCALE_OUT_LATENCY_S
+    up_latency_s: float | None = None  # per hop; None = calibration.SCALE_UP_LATENCY_S
+    out_latency_s: float | None = None  # per hop; None = calibration.SCALE_OUT_LATENCY_S
     in_network_reduction: bool = False  # SHARP / NVLS: all-reduce moves each byte once each way
+
+    @property
+    def scale_up_latency_s(self) -> float:
+        return cal.SCALE_UP_LATENCY_S if self.up_latency_s is None else self.up_latency_s
+
+    @property
+    def scale_out_latency_s(self) -> float:
+        return cal.SCALE_OUT_LATENCY_S if self.out_latency_s is None else self.out_latency_s
 
     @property
     def domains(self) -> Num:
@@ -170,9 +178,10 @@ def _all_to_all(nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
     eff = cal.A2A_EFFICIENCY / cal.SCALE_OUT_EFFICIENCY
     t_up = (a - 1.0) / n * s / up
     t_out = (n - a) / n * s / (out * eff)
-    lat = np.where(n > a, (n - a) * g.scale_out_latency_s / np.maximum(a, 1.0), 0.0) + (
-        a - 1.0
-    ) * g.scale_up_latency_s / 4.0
+    lat = (
+        np.where(n > a, (n - a) * g.scale_out_latency_s / np.maximum(a, 1.0), 0.0)
+        + (a - 1.0) * g.scale_up_latency_s / 4.0
+    )
     return np.asarray(np.maximum(t_up, t_out) + lat)
 
 
@@ -180,9 +189,7 @@ def _send_recv(nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
     up, out = _eff_bws(g)
     same = np.asarray(g.per_domain, dtype=float) >= np.asarray(g.size, dtype=float)
     s = np.asarray(nbytes, dtype=float)
-    return np.asarray(
-        np.where(same, s / up + g.scale_up_latency_s, s / out + g.scale_out_latency_s)
-    )
+    return np.asarray(np.where(same, s / up + g.scale_up_latency_s, s / out + g.scale_out_latency_s))
 
 
 def collective_time(
@@ -212,24 +219,32 @@ def collective_time(
         t = _ring("all_gather", s, group) * n / np.maximum(n - 1.0, 1.0)
         algo = "ring"
     else:
-        cands: dict[str, npt.NDArray[np.float64]] = {"ring": _ring(op, s, group)}
-        cands["hierarchical"] = _hierarchical(op, s, group)
-        if op == "all_reduce":
-            cands["tree"] = _tree(s, group)
+        names = ["ring", "hierarchical", "tree"] if op == "all_reduce" else ["ring", "hierarchical"]
         if algorithm == "auto":
-            names = list(cands)
-            stack = np.stack([np.broadcast_to(cands[k], np.broadcast(*cands.values()).shape) for k in names])
+            # NCCL implements all-gather and reduce-scatter as rings only (its tuner has no tree
+            # for them); the two-level scheme is available on request.
+            names = names if op == "all_reduce" else ["ring"]
+        elif algorithm not in names:
+            raise ValueError(f"algorithm = {algorithm!r} is not available for {op}; use {', '.join(names)}")
+        else:
+            names = [algorithm]
+        funcs = {
+            "ring": lambda: _ring(op, s, group),
+            "hierarchical": lambda: _hierarchical(op, s, group),
+            "tree": lambda: _tree(s, group),
+        }
+        cands = [funcs[k]() for k in names]
+        if len(cands) == 1:
+            t, algo = cands[0], names[0]
+        else:
+            stack = np.stack(np.broadcast_arrays(*cands))
             best = np.argmin(stack, axis=0)
             t = np.min(stack, axis=0)
             algo = names[int(np.bincount(np.ravel(best), minlength=len(names)).argmax())]
-        else:
-            if algorithm not in cands:
-                raise ValueError(f"algorithm = {algorithm!r} is not available for {op}; use {', '.join(cands)}")
-            t, algo = cands[algorithm], algorithm
     t = np.where(single, 0.0, np.asarray(t) + cal.COLLECTIVE_LAUNCH_S)
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, s / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * bus_factor(op, np.maximum(n, 1.0))
     if np.ndim(t) == 0:
-        t, algbw, busbw = float(t), float(algbw), float(busbw)
+        return CollectiveResult(op, nbytes, group.size, float(t), float(algbw), float(busbw), algo)
     return CollectiveResult(op, nbytes, group.size, t, algbw, busbw, algo)

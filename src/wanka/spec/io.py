@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from wanka import yamlio
 from wanka.errors import SpecError
 from wanka.spec.model import ModelSpec
 from wanka.spec.scenario import Scenario
@@ -56,7 +57,7 @@ class _Lines:
 
     def __init__(self, text: str) -> None:
         try:
-            self.root: yaml.Node | None = yaml.compose(text, Loader=yaml.SafeLoader)
+            self.root: yaml.Node | None = yamlio.compose(text)
         except yaml.YAMLError:
             self.root = None
 
@@ -87,7 +88,7 @@ def read_yaml(path: Path) -> tuple[Any, _Lines]:
     except OSError as e:
         raise SpecError(f"cannot read file: {e.strerror}", source=str(path)) from None
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -200,7 +201,9 @@ def _scenario_path(name_or_path: str | Path) -> Path:
     )
 
 
-def parse_scenario(data: Mapping[str, Any], source: str | None = None, lines: _Lines | None = None) -> Scenario:
+def parse_scenario(
+    data: Mapping[str, Any], source: str | None = None, lines: _Lines | None = None
+) -> Scenario:
     """Validate a scenario mapping (after resolving ``base`` and a named ``model``)."""
     if not isinstance(data, Mapping):
         raise SpecError(f"expected a mapping of fields, got {type(data).__name__}", source=source)

@@ -1,0 +1,1 @@
+"""Benchmarks and the calibration fit (run with ``python -m benchmarks.<name>``)."""

@@ -1,0 +1,55 @@
+"""Engine speed: one estimate_step, and estimate_many throughput (strategies per second).
+
+Targets (issue: step-time engine): one estimate_step < 1 ms; estimate_many >= 20,000 strategies/s
+on one core. Prints per-item costs; no pass/fail.
+
+    python -m benchmarks.bench_engine
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from wanka.engine import Strategies, estimate_step, evaluate_batch, make_context
+from wanka.spec import load_scenario
+
+
+def _per_call(fn, n: int) -> float:  # type: ignore[no-untyped-def]
+    fn()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t0) / n
+
+
+def main() -> None:
+    sc = load_scenario("meta-24k-h100-roce")
+    t_step = _per_call(lambda: estimate_step(sc), 200)
+    ctx = make_context(sc)
+    t_ctx = _per_call(lambda: make_context(sc), 200)
+    rng = np.random.default_rng(0)
+    n = 50_000
+    st = Strategies.from_columns(
+        tp=rng.choice([1, 2, 4, 8], n),
+        pp=rng.choice([1, 2, 4, 8, 16], n),
+        dp=rng.choice([64, 128, 256, 512], n),
+        cp=rng.choice([1, 2], n),
+        vpp=rng.choice([1, 2, 4], n),
+        micro_batch=rng.choice([1, 2], n),
+        zero=rng.choice([0, 1, 2, 3], n),
+        recompute=rng.choice([0, 1, 2], n),
+    )
+    evaluate_batch(ctx, st, 1.0)
+    t0 = time.perf_counter()
+    evaluate_batch(ctx, st, 1.0)
+    t_many = time.perf_counter() - t0
+    print(f"estimate_step (preset meta-24k-h100-roce): {t_step * 1e3:.3f} ms per call "
+          f"(of which make_context {t_ctx * 1e3:.3f} ms)   target < 1 ms")
+    print(f"estimate_many: {n:,} strategies in {t_many:.3f} s = {n / t_many:,.0f} strategies/s "
+          f"({t_many / n * 1e6:.2f} µs each)   target >= 20,000/s")
+
+
+if __name__ == "__main__":
+    main()

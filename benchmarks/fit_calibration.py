@@ -1,0 +1,127 @@
+"""Fit the engine's global calibration constants on the public validation cases.
+
+Coordinate descent over a log grid of each fitted constant in :mod:`wanka.calibration`,
+minimising the mean absolute relative error of steady-state tokens/s/GPU plus a penalty on cases
+beyond 20%. Uses ``cases`` only (never ``superseded_cases``) and never looks at a case id.
+Prints the fitted values; copy them into ``wanka/calibration.py`` by hand.
+
+    python -m benchmarks.fit_calibration [--rounds 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from wanka import calibration as cal
+from wanka.engine import evaluate_batch, make_context
+from wanka.validate.cases import case_scenario, load_cases
+from wanka.validate.run import _candidates
+
+FITTED = {
+    "GEMM_EFF_MAX": (0.6, 1.0),
+    "GEMM_HALF_DIM": (16.0, 512.0),
+    "ATTN_EFFICIENCY": (0.1, 0.85),
+    "ELEMENTWISE_EFFICIENCY": (0.3, 0.95),
+    "FP8_GEMM_RATIO": (0.5, 1.0),
+    "GROUPED_GEMM_PENALTY": (1.0, 3.0),
+    "MOE_ROUTING_IMBALANCE": (1.0, 2.0),
+    "TP_OVERLAP_HIDDEN": (0.0, 0.95),
+    "DP_EXPOSED_FLOOR": (0.0, 0.5),
+    "PP_P2P_EXPOSED": (0.0, 1.0),
+    "LAYER_OVERHEAD_S": (1e-6, 2e-3),
+    "MOE_LAYER_OVERHEAD_S": (1e-6, 5e-3),
+    "EP_OVERLAP_HIDDEN": (0.0, 0.9),
+    "A2A_EFFICIENCY": (0.2, 0.9),
+    "SCALE_OUT_LATENCY_S": (1e-6, 1e-5),
+    "CUDA_GRAPH_OVERHEAD_FACTOR": (0.0, 1.0),
+}
+
+
+def prepare() -> list[tuple[object, object, float]]:
+    cases, _ = load_cases()
+    out = []
+    for c in cases:
+        if c.kind != "steady_state":
+            continue
+        sc, unknown = case_scenario(c)
+        out.append((make_context(sc), _candidates(sc, unknown), c.truth))
+    return out
+
+
+def errors(prepared: list[tuple[object, object, float]]) -> np.ndarray:
+    errs = []
+    for ctx, st, truth in prepared:
+        r = evaluate_batch(ctx, st, 1.0)  # type: ignore[arg-type]
+        ok = (r.reason == -1) | (r.reason == -2) | (r.reason == 5)
+        tps = np.where(r.reason == -1, r.tokens_per_s_per_gpu, -np.inf)
+        if not np.isfinite(tps).any():
+            tps = np.where(ok, r.tokens_per_s_per_gpu, -np.inf)
+        errs.append(float(np.max(tps)) / truth - 1.0)
+    return np.array(errs)
+
+
+PENALTY = 2.0
+
+
+def objective(e: np.ndarray) -> float:
+    a = np.abs(e)
+    return float(a.mean() + PENALTY * np.maximum(a - 0.18, 0.0).mean())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--points", type=int, default=9)
+    args = ap.parse_args()
+    prepared = prepare()
+    t0 = time.time()
+    best = objective(errors(prepared))
+    print(f"start: objective {best:.4f}")
+    for rnd in range(args.rounds):
+        for name, (lo, hi) in FITTED.items():
+            cur = getattr(cal, name)
+            span = 0.5**rnd
+            grid = np.unique(
+                np.clip(
+                    np.concatenate(
+                        [
+                            [cur],
+                            cur * np.exp(np.linspace(-span, span, args.points))
+                            if cur > 0
+                            else np.linspace(lo, hi, args.points),
+                        ]
+                    ),
+                    lo,
+                    hi,
+                )
+            )
+            scores = []
+            for g in grid:
+                setattr(cal, name, float(g))
+                scores.append(objective(errors(prepared)))
+            i = int(np.argmin(scores))
+            setattr(cal, name, float(grid[i]))
+            best = scores[i]
+        e = errors(prepared)
+        print(
+            f"round {rnd}: objective {best:.4f}  MAPE {np.abs(e).mean():.3%}  max {np.abs(e).max():.3%}"
+            f"  ({time.time() - t0:.0f} s)"
+        )
+    for name in FITTED:
+        print(f"{name} = {getattr(cal, name):.4g}")
+
+
+if __name__ == "__main__":
+    main()
+
+
+def show(prepared_ids: list[str] | None = None) -> None:
+    """Per-case errors at the current constants (for reading, not for fitting)."""
+    cases, _ = load_cases()
+    ids = [c.id for c in cases if c.kind == "steady_state"]
+    e = errors(prepare())
+    for i, err in sorted(zip(ids, e, strict=True), key=lambda t: -abs(t[1])):
+        print(f"{i:45s} {err:+.1%}")

@@ -1,0 +1,7 @@
+"""``python -m wanka`` runs the command line."""
+
+import sys
+
+from wanka.cli import main
+
+sys.exit(main())

@@ -1,0 +1,158 @@
+"""``wanka facility`` (power, racks, energy, cost, CO2) and ``wanka storage`` (checkpoint I/O, data reads)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from wanka.cli.app import app, console, emit_json, err_console
+from wanka.errors import InfeasibleError, SpecError
+from wanka.facility import assess, first_order_tokens_per_s
+from wanka.spec import Scenario, load_scenario
+from wanka.storage import checkpoint_io, data_read_demand
+from wanka.units import format_bytes, format_duration
+
+__all__: list[str] = []
+
+
+def _step(scenario: Scenario) -> Any | None:
+    """The engine's StepResult when the engine exists and accepts the job; else None (first-order figures)."""
+    if scenario.training is None or scenario.parallel is None:
+        return None
+    try:
+        from wanka.engine import estimate_step
+    except ImportError:
+        return None
+    try:
+        return estimate_step(scenario)
+    except InfeasibleError as e:
+        err_console.print(f"note: step model: {e}; using first-order figures", markup=False)
+        return None
+
+
+def _kw(w: float) -> str:
+    return f"{w / 1e6:,.2f} MW" if w >= 1e6 else f"{w / 1e3:,.1f} kW"
+
+
+@app.command("facility")
+def facility_cmd(
+    scenario: Annotated[str, typer.Argument(help="preset name or scenario file")],
+    json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+    utilization: Annotated[float | None, typer.Option("--utilization", help="MFU, 0-1")] = None,
+    days: Annotated[float | None, typer.Option("--days", help="campaign wall clock in days")] = None,
+) -> None:
+    """Power, racks, PUE, energy, electricity cost and CO2 of a cluster and its training job."""
+    s = load_scenario(scenario)
+    if days is not None and not days > 0:
+        raise SpecError(f"= {days!r}: must be a positive number of days", field="--days")
+    need_u = utilization is None and s.facility.gpu_utilization is None
+    step = _step(s) if need_u or (days is None and s.campaign_days is None) else None
+    u = utilization if utilization is not None else None if not need_u else getattr(step, "mfu", None)
+    wall = days * 86400.0 if days is not None else getattr(step, "time_to_train_s", None)
+    if s.campaign_days is not None and days is None:
+        wall = None  # the scenario's own campaign window wins over a steady-state time to train
+    r = assess(s, utilization=u, wall_clock_s=wall)
+    if json_out:
+        emit_json(r.to_dict())
+        return
+    console.print(
+        f"[bold]{s.name}[/] · {r.accelerators:,} × {s.cluster.accelerator} · {r.cooling} cooling · "
+        f"PUE {r.pue:g} · utilisation {r.utilization:.0%}"
+    )
+    t = Table(show_header=True, header_style="bold")
+    t.add_column("power")
+    t.add_column("operating", justify="right")
+    for label, w in (
+        ("accelerators", r.accelerators_w),
+        ("CPUs", r.cpus_w),
+        ("node other (fans, NICs, memory, NVSwitch)", r.node_other_w),
+        ("network", r.network_w),
+        ("storage", r.storage_w),
+        ("IT total", r.it_power_w),
+        ("cooling and power overhead", r.cooling_overhead_w),
+        ("facility", r.facility_power_w),
+    ):
+        t.add_row(label, _kw(w))
+    console.print(t)
+    console.print(
+        f"IT peak {_kw(r.it_power_peak_w)} · node {_kw(r.node.total_w)} (peak {_kw(r.node_peak_w)})"
+    )
+    console.print(
+        f"racks {r.racks:,} × {r.rack.nodes_per_rack} nodes · {_kw(r.rack_power_w)} per rack "
+        f"at peak ({_kw(r.rack_power_avg_w)} operating) · budget {_kw(r.rack.rack_budget_w)}"
+    )
+    if r.wall_clock_s is not None and r.energy_j is not None:
+        it_e, acc_e = r.it_energy_j or 0.0, r.accelerator_energy_j or 0.0
+        console.print(
+            f"campaign {format_duration(r.wall_clock_s)} ({r.wall_clock_from}) · "
+            f"{r.energy_j / 3.6e9:,.1f} MWh facility ({it_e / 3.6e9:,.1f} MWh IT, "
+            f"{acc_e / 3.6e9:,.1f} MWh accelerators) · "
+            f"${r.energy_cost or 0.0:,.0f} · {(r.co2_kg or 0.0) / 1e3:,.1f} t CO2"
+        )
+    if r.capex_usd is not None:
+        console.print(f"hardware ${r.capex_usd:,.0f} (from facility.hardware_usd_per_gpu)")
+    for a in r.assumptions:
+        console.print(f"  · {a}", markup=False, style="dim")
+
+
+@app.command("storage")
+def storage_cmd(
+    scenario: Annotated[str, typer.Argument(help="preset name or scenario file")],
+    json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Checkpoint size and save/stall/restart time per mode, and training-data read demand."""
+    s = load_scenario(scenario)
+    ios = {m: checkpoint_io(s, mode=m) for m in ("sync", "async", "in_memory")}
+    step = _step(s)
+    tps = None
+    if step is not None and getattr(step, "tokens_per_s", None) is not None:
+        tps = float(step.tokens_per_s)
+    elif s.model is not None:
+        from wanka.facility import facts
+
+        u = (
+            s.facility.gpu_utilization
+            if s.facility.gpu_utilization is not None
+            else facts().power_curve.typical_utilization
+        )
+        tps = first_order_tokens_per_s(s, u)
+    demand = data_read_demand(s, tps) if tps is not None else None
+    if json_out:
+        emit_json(
+            {
+                "scenario": s.name,
+                "checkpoint": {m: io.to_dict() for m, io in ios.items()},
+                "configured_mode": s.checkpoint.mode,
+                "data_read": demand.to_dict() if demand is not None else None,
+            }
+        )
+        return
+    io = ios["sync"]
+    console.print(
+        f"[bold]{s.name}[/] · checkpoint {format_bytes(io.size_bytes)} "
+        f"({io.size_bytes / 1e12:,.2f} TB, {io.params / 1e9:,.1f} B params) · "
+        f"{io.writers:,} writers on {io.writer_nodes:,} nodes · "
+        f"{io.write_bandwidth / 1e9:,.0f} GB/s write (limited by {io.limited_by})"
+    )
+    t = Table(show_header=True, header_style="bold")
+    for col in ("mode", "save", "training stalled", "to file system", "restart load"):
+        t.add_column(col, justify="right" if col != "mode" else "left")
+    for m, x in ios.items():
+        mark = " *" if m == s.checkpoint.mode else ""
+        t.add_row(
+            m + mark,
+            format_duration(x.save_s),
+            format_duration(x.blocking_s),
+            format_duration(x.drain_s),
+            format_duration(x.load_s),
+        )
+    console.print(t)
+    if demand is not None:
+        console.print(
+            f"data read {demand.demand / 1e6:,.1f} MB/s at {demand.tokens_per_s:,.0f} tokens/s · "
+            f"supply {demand.supply / 1e9:,.0f} GB/s · {'ok' if demand.ok else 'SHORT'}"
+        )
+    for a in io.assumptions:
+        console.print(f"  · {a}", markup=False, style="dim")

@@ -1,0 +1,151 @@
+"""``wanka schedule``: replay a trace or a synthetic LLM workload through the cluster scheduler."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from wanka.cli.app import app, console, emit_json
+from wanka.errors import SpecError
+from wanka.platform import (
+    PLACEMENTS,
+    SCHEDULERS,
+    SYNTHETIC_WORKLOADS,
+    Cluster,
+    ScheduleResult,
+    Workload,
+    builtin_cluster,
+    load_node_list,
+    load_trace,
+    simulate,
+    synthetic_workload,
+)
+from wanka.platform.workloads import BUILTIN_CLUSTERS
+from wanka.spec import ClusterSpec, load_scenario
+from wanka.spec.io import _validate, read_yaml
+
+__all__ = ["schedule"]
+
+
+def _cluster(name: str) -> Cluster:
+    p = Path(name)
+    if p.suffix == ".csv":
+        return load_node_list(p)
+    if name in BUILTIN_CLUSTERS and not p.exists():
+        return builtin_cluster(name)
+    if p.suffix in (".yaml", ".yml", ".json"):
+        if not p.exists():
+            raise SpecError(f"no such file: {p}", field="--cluster")
+        data, lines = read_yaml(p)
+        if isinstance(data, dict) and "cluster" not in data:  # a bare ClusterSpec
+            return Cluster.from_spec(_validate(ClusterSpec, data, str(p), lines))
+    try:
+        return Cluster.from_spec(load_scenario(name).cluster)
+    except SpecError as e:
+        raise SpecError(
+            f"{e}; or a node list .csv, or a bundled node list: {', '.join(BUILTIN_CLUSTERS)}",
+            field="--cluster",
+        ) from None
+
+
+def _table(results: list[ScheduleResult]) -> Table:
+    t = Table(
+        title=f"{results[0].workload} on {results[0].cluster} · {results[0].gpus:,} GPUs "
+        f"· {results[0].jobs:,} jobs · {results[0].placement}",
+        show_header=True,
+    )
+    t.add_column("", no_wrap=True)
+    for r in results:
+        t.add_column(r.policy.replace("_", " "), justify="right")
+
+    def row(label: str, f: Any) -> None:
+        t.add_row(label, *[f(r) for r in results])
+
+    row("completed", lambda r: f"{r.completed:,}" + (f" (+{r.unfinished} stuck)" if r.unfinished else ""))
+    row("rejected (too big)", lambda r: f"{r.rejected:,}")
+    row("utilisation (makespan)", lambda r: f"{r.utilization:.1%}")
+    row("utilisation (arrivals)", lambda r: f"{r.utilization_arrivals:.1%}")
+    row("queue delay mean", lambda r: f"{r.queue_delay_s.mean:,.0f} s")
+    row("queue delay median", lambda r: f"{r.queue_delay_s.median:,.0f} s")
+    row("queue delay p99", lambda r: f"{r.queue_delay_s.p99:,.0f} s")
+    for label in results[0].queue_delay_by_size:
+        row(
+            f"  mean, {label} GPUs",
+            lambda r, lb=label: (
+                f"{r.queue_delay_by_size[lb].mean:,.0f} s" if lb in r.queue_delay_by_size else "-"
+            ),
+        )
+    row("JCT mean / median", lambda r: f"{r.jct_s.mean:,.0f} / {r.jct_s.median:,.0f} s")
+    row("fragmentation", lambda r: f"{r.fragmentation:.2%} ({r.fragmentation_of_free:.1%} of free)")
+    row(
+        "multi-node jobs in 1 leaf",
+        lambda r: f"{r.placement_locality.within_leaf:.1%} of {r.placement_locality.multi_node_jobs:,}",
+    )
+    row("multi-node jobs in 1 pod", lambda r: f"{r.placement_locality.within_pod:.1%}")
+    row("preemptions", lambda r: f"{r.preemptions:,}")
+    row("node failures / restarts", lambda r: f"{r.node_failures:,} / {r.job_restarts:,}")
+    row(
+        "GPU-h lost (fail / preempt)",
+        lambda r: f"{r.gpu_hours_lost_failures:,.0f} / {r.gpu_hours_lost_preemption:,.0f}",
+    )
+    return t
+
+
+@app.command("schedule")
+def schedule(
+    cluster: str = typer.Option(
+        ...,
+        "--cluster",
+        help="scenario preset, scenario/cluster YAML, node-list "
+        f"CSV, or a bundled node list ({', '.join(BUILTIN_CLUSTERS)})",
+    ),
+    trace: str | None = typer.Option(
+        None,
+        "--trace",
+        help="job trace CSV (PAI 2023 pod list or "
+        "submit_s,duration_s,gpus[,tenant,priority,tp]) or 'alibaba-pai-2023'",
+    ),
+    synthetic: str | None = typer.Option(
+        None, "--synthetic", help=f"one of {', '.join(SYNTHETIC_WORKLOADS)}"
+    ),
+    policy: str = typer.Option("easy_backfill", "--policy", help=f"one of {', '.join(SCHEDULERS)}"),
+    placement: str = typer.Option("topology_aware", "--placement", help=f"one of {', '.join(PLACEMENTS)}"),
+    jobs: int | None = typer.Option(
+        None, "--jobs", help="synthetic: number of jobs (default 2000); trace: keep the first N"
+    ),
+    load: float = typer.Option(0.9, "--load", help="synthetic: offered load (GPU-s asked per s / GPUs)"),
+    seed: int = typer.Option(0, "--seed"),
+    failures: bool = typer.Option(
+        True, "--failures/--no-failures", help="node failures (Llama 3 per-node MTBF)"
+    ),
+    compare_policies: bool = typer.Option(False, "--compare-policies", help="run every policy side by side"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Simulate the cluster scheduler on a trace or a synthetic LLM workload."""
+    if (trace is None) == (synthetic is None):
+        raise SpecError("give exactly one of --trace FILE or --synthetic NAME", field="--trace")
+    if jobs is not None and jobs < 1:
+        raise SpecError(f"= {jobs}: must be ≥ 1", field="--jobs")
+    c = _cluster(cluster)
+    wl: Workload
+    if synthetic is not None:
+        wl = synthetic_workload(synthetic, c, jobs or 2000, seed=seed, load=load)
+    else:
+        assert trace is not None
+        wl = load_trace(trace)
+        if jobs is not None:
+            wl = wl.head(jobs)
+    policies = list(SCHEDULERS) if compare_policies else [policy]
+    results = [simulate(c, wl, p, placement, seed=seed, failures=failures) for p in policies]
+    if as_json:
+        if compare_policies:
+            emit_json({"policies": {r.policy: r.to_dict() for r in results}})
+        else:
+            emit_json(results[0].to_dict())
+        return
+    console.print(_table(results))
+    for note in results[0].notes:
+        console.print(f"  note: {note}", markup=False)

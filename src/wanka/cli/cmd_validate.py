@@ -1,0 +1,66 @@
+"""`wanka validate`: predicted vs published throughput of real training runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from wanka.cli.app import app, console, emit_json
+from wanka.validate import CaseResult, run_validation
+
+
+def _row(t: Table, c: CaseResult) -> None:
+    pred = "—" if c.predicted is None else f"{c.predicted:,.0f}"
+    err = "—" if c.rel_error is None else f"{c.rel_error:+.1%}"
+    style = None
+    if c.rel_error is not None and abs(c.rel_error) > 0.2:
+        style = "red"
+    note = c.error or (
+        "campaign: needs the operations model" if c.kind == "campaign" and c.predicted is None else ""
+    )
+    t.add_row(c.id, c.kind, pred, f"{c.truth:,.0f}", err, note, style=style)
+
+
+@app.command("validate")
+def validate(
+    file: Annotated[
+        Path | None, typer.Argument(help="wanka-validation/1 file; default: the shipped public cases")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Predict every published case and compare tokens/s/GPU with the measured value."""
+    rep = run_validation(file)
+    if json_out:
+        emit_json(rep.to_dict())
+        return
+    t = Table(title="published runs: predicted vs measured tokens/s/GPU")
+    for col, just in (
+        ("id", "left"),
+        ("kind", "left"),
+        ("predicted", "right"),
+        ("measured", "right"),
+        ("error", "right"),
+        ("note", "left"),
+    ):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for c in rep.cases:
+        _row(t, c)
+    console.print(t)
+    d = rep.to_dict()
+    if rep.mape is not None and rep.max_abs_error is not None:
+        console.print(
+            f"steady state: MAPE {rep.mape:.1%}, max |error| {rep.max_abs_error:.1%} "
+            f"({d['steady_state_predicted']} of {d['steady_state_total']} cases predicted)"
+        )
+    if rep.campaign_mape is not None:
+        console.print(f"campaign: MAPE {rep.campaign_mape:.1%}")
+    if rep.superseded:
+        console.print(
+            f"superseded rows (older software releases, outside the headline): "
+            f"{len(rep.superseded)} cases, MAPE {rep.superseded_mape:.1%}"
+            if rep.superseded_mape is not None
+            else ""
+        )

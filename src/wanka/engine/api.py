@@ -1,0 +1,153 @@
+"""Public entry points of the engine: one strategy (:func:`estimate_step`) or a batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from wanka.engine.context import Context, make_context
+from wanka.engine.core import BREAKDOWN_KEYS, evaluate
+from wanka.engine.feasibility import REASONS, check
+from wanka.engine.result import MemoryBreakdown, StepResult
+from wanka.engine.strategies import Strategies
+from wanka.errors import InfeasibleError
+from wanka.spec.scenario import Scenario
+from wanka.spec.training import ParallelSpec
+from wanka.units import format_bytes
+
+__all__ = ["BatchResult", "estimate_many", "estimate_step", "evaluate_batch", "result_at"]
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Column-wise results of :func:`estimate_many` (arrays of one element per strategy)."""
+
+    strategies: Strategies
+    step_time_s: npt.NDArray[np.float64]
+    tokens_per_s_per_gpu: npt.NDArray[np.float64]
+    mfu: npt.NDArray[np.float64]
+    memory_bytes: npt.NDArray[np.float64]
+    fits: npt.NDArray[np.bool_]
+    reason: npt.NDArray[np.int64]  # -1 feasible, else index into REASONS; -2 does not fit in HBM
+    time_to_train_s: npt.NDArray[np.float64]
+    breakdown: dict[str, npt.NDArray[np.float64]]
+    raw: dict[str, Any]
+
+    @property
+    def feasible(self) -> npt.NDArray[np.bool_]:
+        return self.reason == -1
+
+    def reason_text(self, i: int) -> str:
+        r = int(self.reason[i])
+        if r == -1:
+            return "feasible"
+        if r == -2:
+            return "does not fit in HBM"
+        return REASONS[r]
+
+
+def _scalar(x: Any, i: int) -> float:
+    a = np.asarray(x)
+    return float(a) if a.ndim == 0 else float(a[i])
+
+
+def result_at(ctx: Context, st: Strategies, raw: dict[str, Any], i: int, tokens: float) -> StepResult:
+    """Pack element ``i`` of an :func:`evaluate` output as a :class:`StepResult`."""
+    step = _scalar(raw["step_time_s"], i)
+    mem = raw["memory"]
+    memory = MemoryBreakdown(
+        weights=_scalar(mem["weights"], i),
+        gradients=_scalar(mem["gradients"], i),
+        optimizer=_scalar(mem["optimizer"], i),
+        activations=_scalar(mem["activations"], i),
+        buffers=_scalar(mem["buffers"], i),
+        capacity=ctx.hbm_bytes,
+    )
+    tps = _scalar(raw["tokens_per_s_per_gpu"], i)
+    return StepResult(
+        step_time_s=step,
+        breakdown={k: _scalar(raw["breakdown"][k], i) for k in BREAKDOWN_KEYS},
+        tokens_per_step=float(ctx.global_batch_seqs * ctx.seq_len),
+        tokens_per_s_per_gpu=tps,
+        mfu=_scalar(raw["mfu"], i),
+        hfu=_scalar(raw["hfu"], i),
+        memory=memory,
+        traffic_bytes={k: _scalar(v, i) for k, v in raw["traffic"].items()},
+        micro_batches=round(_scalar(raw["micro_batches"], i)),
+        gpus=ctx.gpus,
+        time_to_train_s=tokens / (tps * ctx.gpus),
+        model_flops_per_token=ctx.model_flops_per_token,
+        strategy=st.row(i),
+        assumptions=ctx.assumptions,
+    )
+
+
+def estimate_step(scenario: Scenario, *, require_fit: bool = True) -> StepResult:
+    """Predict one training step of ``scenario``'s job under its parallel strategy.
+
+    >>> from wanka.spec import load_scenario
+    >>> r = estimate_step(load_scenario("meta-24k-h100-roce"))
+    >>> 0.2 < r.mfu < 0.6
+    True
+
+    Raises :class:`InfeasibleError` naming the rule a strategy breaks (and, with ``require_fit``,
+    when it does not fit in HBM).
+    """
+    ctx = make_context(scenario)
+    par = scenario.parallel
+    if par is None:
+        raise InfeasibleError(
+            f"scenario {scenario.name!r} has no `parallel:` strategy; give one or run `wanka search`"
+        )
+    assert scenario.training is not None
+    st = Strategies.from_specs([par], [scenario.training.micro_batch])
+    code = int(check(ctx, st)[0])
+    if code >= 0:
+        raise InfeasibleError(f"parallel strategy {st.row(0)} is infeasible: {REASONS[code]}")
+    raw = evaluate(ctx, st)
+    res = result_at(ctx, st, raw, 0, scenario.training.tokens)
+    if require_fit and not res.memory.fits:
+        raise InfeasibleError(
+            f"does not fit: {format_bytes(res.memory.total)} per GPU needed "
+            f"(weights {format_bytes(res.memory.weights)}, gradients {format_bytes(res.memory.gradients)}, "
+            f"optimizer {format_bytes(res.memory.optimizer)}, activations {format_bytes(res.memory.activations)}, "
+            f"buffers {format_bytes(res.memory.buffers)}) > {format_bytes(ctx.hbm_bytes)} HBM; "
+            "raise zero, tp/pp, or recompute"
+        )
+    return res
+
+
+def estimate_many(
+    scenario: Scenario, strategies: Strategies | list[ParallelSpec], micro_batches: list[int] | None = None
+) -> BatchResult:
+    """Evaluate a batch of strategies for ``scenario``'s model, cluster and training at once."""
+    ctx = make_context(scenario)
+    if not isinstance(strategies, Strategies):
+        assert scenario.training is not None
+        mbs = micro_batches or [scenario.training.micro_batch] * len(strategies)
+        strategies = Strategies.from_specs(strategies, mbs)
+    return evaluate_batch(ctx, strategies, scenario.training.tokens if scenario.training else 1.0)
+
+
+def evaluate_batch(ctx: Context, st: Strategies, tokens: float) -> BatchResult:
+    code = check(ctx, st)
+    # evaluate only rows whose shape rules pass (others may divide by zero)
+    raw = evaluate(ctx, st)
+    fits = np.asarray(raw["fits"], dtype=bool)
+    reason = np.where((code == -1) & ~fits, -2, code)
+    tps = np.asarray(raw["tokens_per_s_per_gpu"], dtype=float)
+    return BatchResult(
+        strategies=st,
+        step_time_s=np.asarray(raw["step_time_s"], dtype=float),
+        tokens_per_s_per_gpu=tps,
+        mfu=np.asarray(raw["mfu"], dtype=float),
+        memory_bytes=np.asarray(raw["memory_bytes"], dtype=float),
+        fits=fits,
+        reason=reason,
+        time_to_train_s=tokens / (tps * ctx.gpus),
+        breakdown={k: np.asarray(v, dtype=float) for k, v in raw["breakdown"].items()},
+        raw=raw,
+    )

@@ -1,0 +1,123 @@
+"""What the engine needs from a scenario, resolved once: hardware peaks, model shapes, batch.
+
+A :class:`Context` is independent of the parallel strategy, so one context serves a batch of
+thousands of strategies (:func:`wanka.engine.estimate_many`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wanka.catalog import Accelerator, accelerator
+from wanka.errors import InfeasibleError
+from wanka.network.groups import scale_out_bw, scale_up_bw
+from wanka.spec.cluster import ClusterSpec
+from wanka.spec.model import ModelSpec
+from wanka.spec.scenario import Scenario
+from wanka.spec.training import TrainingSpec
+from wanka.workload import (
+    Gemm,
+    ParamCount,
+    activation_elems_per_token,
+    attention_core_flops_per_token,
+    elementwise_elems_per_token,
+    layer_gemms,
+    logit_gemm,
+    model_flops_per_token,
+    parameter_count,
+)
+
+__all__ = ["Context", "make_context"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """Strategy-independent inputs of the step model (SI units)."""
+
+    model: ModelSpec
+    cluster: ClusterSpec
+    training: TrainingSpec
+    acc: Accelerator
+    gpus: int
+    seq_len: int
+    global_batch_seqs: int
+    precision: str
+    gemm_peak: float  # FLOP/s for weight GEMMs at the training precision
+    bf16_peak: float  # attention core and anything not run in fp8
+    mfu_peak: float  # the peak MFU is quoted against (the training precision's dense peak)
+    fp8: bool
+    act_bytes: float  # bytes per activation element (bf16/fp16: 2)
+    hbm_bw: float
+    hbm_bytes: float
+    scale_up_bw: float
+    scale_out_bw: float
+    params: ParamCount
+    dense_gemms: tuple[Gemm, ...]
+    moe_gemms: tuple[Gemm, ...]
+    logits: Gemm
+    attn_flops_per_token: float  # forward, non-causal
+    elem_dense: float
+    elem_moe: float
+    act_dense: float
+    act_moe: float
+    model_flops_per_token: float
+    n_dense_layers: int
+    n_moe_layers: int
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+
+
+def make_context(scenario: Scenario) -> Context:
+    """Resolve a scenario's model, cluster and training into a :class:`Context`."""
+    if scenario.model is None or scenario.training is None:
+        raise InfeasibleError(
+            f"scenario {scenario.name!r} has no training job; add `model:` and `training:` sections"
+        )
+    model, cluster, training = scenario.model, scenario.cluster, scenario.training
+    acc = accelerator(cluster.accelerator)
+    s = scenario.seq_len
+    notes: list[str] = []
+    prec = training.precision
+    fp8 = prec in ("fp8", "fp4") and acc.has_native(prec)
+    if prec in ("fp8", "fp4") and not fp8:
+        notes.append(f"{acc.name} has no native {prec}: GEMMs run at its bf16/fp16 peak")
+    half = acc.peak("bf16") if "bf16" in acc.peak_flops else acc.peak("fp16")
+    if prec in ("fp32", "tf32"):
+        gemm_peak = acc.peak("tf32")
+        half = gemm_peak
+    else:
+        gemm_peak = acc.peak(prec) if fp8 else half
+    params = parameter_count(model)
+    n_moe = model.n_moe_layers + (model.mtp_layers if model.moe is not None else 0)
+    n_dense = model.n_layers + model.mtp_layers - n_moe
+    return Context(
+        model=model,
+        cluster=cluster,
+        training=training,
+        acc=acc,
+        gpus=scenario.gpus,
+        seq_len=s,
+        global_batch_seqs=training.global_batch_seqs,
+        precision=prec,
+        gemm_peak=gemm_peak,
+        bf16_peak=half,
+        mfu_peak=gemm_peak,
+        fp8=fp8,
+        act_bytes=4.0 if prec == "fp32" else 2.0,
+        hbm_bw=acc.hbm_bandwidth,
+        hbm_bytes=acc.hbm_bytes,
+        scale_up_bw=scale_up_bw(cluster),
+        scale_out_bw=scale_out_bw(cluster),
+        params=params,
+        dense_gemms=tuple(layer_gemms(model, "dense")),
+        moe_gemms=tuple(layer_gemms(model, "moe")) if model.moe is not None else (),
+        logits=logit_gemm(model),
+        attn_flops_per_token=attention_core_flops_per_token(model, s),
+        elem_dense=elementwise_elems_per_token(model, "dense"),
+        elem_moe=elementwise_elems_per_token(model, "moe") if model.moe is not None else 0.0,
+        act_dense=activation_elems_per_token(model, "dense"),
+        act_moe=activation_elems_per_token(model, "moe") if model.moe is not None else 0.0,
+        model_flops_per_token=model_flops_per_token(model, s),
+        n_dense_layers=n_dense,
+        n_moe_layers=n_moe,
+        assumptions=tuple(notes),
+    )

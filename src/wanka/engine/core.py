@@ -1,0 +1,394 @@
+"""The vectorised step-time and memory model.
+
+One function, :func:`evaluate`, computes every quantity for a batch of strategies at once; a single
+strategy is a batch of one. The structure, per pipeline stage and micro-batch:
+
+  compute   GEMMs at a shape-dependent efficiency (calibration.GEMM_*), FP8 where the chip has it;
+            attention core (FlashAttention, causal half) at ATTN_EFFICIENCY of the bf16 peak;
+            memory-bound kernels at ELEMENTWISE_EFFICIENCY of HBM bandwidth. Backward = 2x forward
+            for GEMMs (input and weight gradients), 2.5x for the attention core (FlashAttention-2
+            recomputes scores: 5 GEMMs vs 2). Recompute: full repeats the forward, selective the
+            attention core (Korthikanti et al. 2022).
+  tp        Sequence parallel: 2 all-gathers + 2 reduce-scatters of s·b·h per layer forward and
+            again backward; without it 2 all-reduces each way (Korthikanti et al. 2022, Sec. 4.2.2).
+  cp        Ring attention: (cp-1) K/V block exchanges per layer, overlapped with attention.
+  ep        MoE dispatch + combine all-to-all forward and backward, tokens·top_k·h bytes each.
+  pp        1F1B bubble (p-1)/v stage-times (Narayanan et al. 2021), and p2p activation transfers.
+  dp        Gradient reduce-scatter + parameter all-gather (distributed optimizer, ZeRO-1/2) or
+            all-reduce (ZeRO-0), overlapped with the last backward / first forward micro-batch;
+            ZeRO-3 gathers parameters per micro-batch forward and backward (Rajbhandari et al. 2020).
+  optimizer Adam update bound by HBM bandwidth over the local parameter shard.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from wanka import calibration as cal
+from wanka.engine.context import Context
+from wanka.engine.strategies import Strategies
+from wanka.network import collective_time, comm_group
+from wanka.workload import Gemm
+
+__all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
+
+Arr = npt.NDArray[np.float64]
+
+BREAKDOWN_KEYS = (
+    "compute",
+    "recompute",
+    "tp_comm",
+    "cp_comm",
+    "ep_comm",
+    "pp_bubble",
+    "pp_comm",
+    "dp_comm",
+    "optimizer",
+)
+MEMORY_KEYS = ("weights", "gradients", "optimizer", "activations", "buffers")
+
+
+def _gemm_eff(ctx: Context, m: Arr, n: Arr, k: Arr, fp8: bool = False) -> Arr:
+    """Achieved / peak for an (m, n, k) GEMM: the chip's large-GEMM ceiling times a shape factor."""
+    h = cal.GEMM_HALF_DIM
+    ceiling = ctx.acc.matmul_fraction * cal.GEMM_EFF_MAX * (cal.FP8_GEMM_RATIO if fp8 else 1.0)
+    return np.asarray(ceiling * (m / (m + h)) * (n / (n + h)) * (k / (k + h)))
+
+
+def _gemms_fwd_time(
+    ctx: Context, gemms: tuple[Gemm, ...], tokens: Arr, tp: Arr, ep: Arr, imbalance: float
+) -> tuple[Arr, Arr]:
+    """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens."""
+    t_total = np.zeros_like(tokens)
+    f_total = np.zeros_like(tokens)
+    for g in gemms:
+        n = np.full_like(tokens, float(g.n))
+        k = np.full_like(tokens, float(g.k))
+        if g.expert:
+            assert ctx.model.moe is not None
+            e = float(ctx.model.moe.n_experts)
+            local = e / ep  # experts per rank; tensor-parallel inside each expert (ETP = TP)
+            m = tokens * g.tokens * ep / e * imbalance  # tokens per local expert
+            if g.split == "n" or g.name == "expert_fc1":
+                n = n / tp
+            else:
+                k = k / tp
+            flops = 2.0 * m * n * k * local
+            eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / cal.GROUPED_GEMM_PENALTY
+        else:
+            m = tokens * g.tokens
+            if g.split == "n":
+                n = n / tp
+            elif g.split == "k":
+                k = k / tp
+            flops = 2.0 * m * n * k
+            eff = _gemm_eff(ctx, m, n, k, ctx.fp8)
+        t_total = t_total + flops / (ctx.gemm_peak * eff)
+        f_total = f_total + flops
+    return t_total, f_total
+
+
+def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr) -> dict[str, Arr]:
+    """Forward pieces of one layer per micro-batch on one GPU."""
+    moe = kind == "moe"
+    gemms = ctx.moe_gemms if moe else ctx.dense_gemms
+    imb = 1.0
+    if moe and ctx.model.moe is not None and not ctx.model.moe.balanced_routing:
+        imb = cal.MOE_ROUTING_IMBALANCE if ctx.model.moe.dispatch == "dropless" else 1.0
+    t_gemm, f_gemm = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, imb)
+    # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
+    # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
+    # full s x s scores as batched GEMMs and makes ~6 passes over them in HBM (scores, scale-mask-
+    # softmax read+write, dropout read+write+mask, read by the AV GEMM; Korthikanti et al. 2022).
+    heads = float(ctx.model.n_heads) / tp
+    full_flops = ctx.attn_flops_per_token * tokens / tp
+    s = float(ctx.seq_len)
+    t_flash = 0.5 * full_flops / (ctx.bf16_peak * cal.ATTN_EFFICIENCY)
+    d = float(ctx.model.kv_channels)
+    t_unfused = full_flops / (
+        ctx.bf16_peak * _gemm_eff(ctx, s + 0.0 * tokens, s + 0.0 * tokens, d + 0.0 * tokens)
+    )
+    t_unfused = t_unfused + 6.0 * heads * tokens * s * ctx.act_bytes / (
+        ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY
+    )
+    t_attn = np.where(st.flash, t_flash, t_unfused)
+    attn_flops = np.where(st.flash, 0.5 * full_flops, full_flops)
+    elems = ctx.elem_moe if moe else ctx.elem_dense
+    shard = np.where(st.sp, tp, 1.0)
+    t_elem = elems * tokens / shard * ctx.act_bytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
+    launch = cal.LAYER_OVERHEAD_S + (cal.MOE_LAYER_OVERHEAD_S if moe else 0.0)
+    t_elem = t_elem + launch * np.where(st.cuda_graphs, cal.CUDA_GRAPH_OVERHEAD_FACTOR, 1.0)
+    return {"gemm": t_gemm, "attn": t_attn, "elem": t_elem, "flops": f_gemm + attn_flops}
+
+
+def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
+    """Step time, breakdown, memory and traffic for every strategy in ``st``."""
+    f = np.float64
+    tp = st.tp.astype(f)
+    pp = st.pp.astype(f)
+    dp = st.dp.astype(f)
+    cp = st.cp.astype(f)
+    ep = st.ep.astype(f)
+    v = st.vpp.astype(f)
+    mb = st.micro_batch.astype(f)
+    s = float(ctx.seq_len)
+    h = float(ctx.model.hidden)
+    B = ctx.act_bytes
+    model = ctx.model
+    L = float(model.n_layers + model.mtp_layers)
+
+    tokens = mb * s / cp  # tokens of one micro-batch on one cp rank
+    m_mb = np.maximum(1.0, ctx.global_batch_seqs / (dp * mb))  # micro-batches per step
+
+    # ---- layers per stage (the busiest stage sets the pace)
+    lps = np.ceil(L / pp)
+    n_dense = float(ctx.n_dense_layers)
+    dense_first = np.minimum(n_dense, lps)  # dense layers sit at the front (DeepSeek-V3 style)
+    moe_first = lps - dense_first
+    has_moe = ctx.n_moe_layers > 0
+    moe_last = np.where(has_moe, np.minimum(lps, float(ctx.n_moe_layers)), 0.0)
+    dense_last = lps - moe_last
+
+    dense = _layer_fwd(ctx, "dense", tokens, st, tp, ep)
+    moe = _layer_fwd(ctx, "moe", tokens, st, tp, ep) if has_moe else {k: 0.0 * tokens for k in dense}
+
+    # logits + loss on the last stage
+    lg = ctx.logits
+    m_tok = tokens
+    n_v = lg.n / tp
+    logit_flops = 2.0 * m_tok * n_v * lg.k
+    t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, m_tok, n_v, np.full_like(tp, float(lg.k))))
+    t_loss = 3.0 * m_tok * n_v * 4.0 / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)  # fp32 softmax + CE
+    t_head = t_logit + t_loss
+
+    def stage(nd: Arr, nm: Arr, head: Arr) -> dict[str, Arr]:
+        out = {}
+        for key in ("gemm", "attn", "elem", "flops"):
+            out[key] = nd * dense[key] + nm * moe[key]
+        out["head"] = head
+        return out
+
+    first = stage(dense_first, moe_first, np.where(pp > 1, 0.0, t_head))
+    last = stage(dense_last, moe_last, t_head)
+
+    rec = st.recompute
+
+    def fwd_bwd(sg: dict[str, Arr]) -> tuple[Arr, Arr, Arr]:
+        fwd = sg["gemm"] + sg["attn"] + sg["elem"] + sg["head"]
+        bwd = 2.0 * sg["gemm"] + 2.5 * sg["attn"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
+        recomp = np.where(rec == 2, sg["gemm"] + sg["attn"] + sg["elem"], np.where(rec == 1, sg["attn"], 0.0))
+        return fwd, bwd, recomp
+
+    f1, b1, r1 = fwd_bwd(first)
+    f2, b2, r2 = fwd_bwd(last)
+    use_last = (f2 + b2 + r2) >= (f1 + b1 + r1)
+    t_fwd = np.where(use_last, f2, f1)
+    t_bwd = np.where(use_last, b2, b1)
+    t_rec = np.where(use_last, r2, r1)
+    nd_s = np.where(use_last, dense_last, dense_first)
+    nm_s = np.where(use_last, moe_last, moe_first)
+    layers_s = nd_s + nm_s
+
+    # ---- tensor parallel communication per micro-batch (per stage)
+    cl = ctx.cluster
+    tp_group = comm_group(cl, tp, 1.0)
+    act = tokens * h * B  # s·b·h activation of one micro-batch (bytes)
+    ag = collective_time("all_gather", act, tp_group).time_s
+    rs = collective_time("reduce_scatter", act, tp_group).time_s
+    ar = collective_time("all_reduce", act, tp_group).time_s
+    per_layer_tp = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
+    tp_passes = 2.0 + np.where(rec == 2, 1.0, 0.0)  # forward, backward, recompute
+    tp_total = np.where(tp > 1, per_layer_tp * layers_s * tp_passes, 0.0)
+    tp_hidden = np.where(st.tp_overlap, cal.TP_OVERLAP_HIDDEN, 0.0)
+    tp_exposed = tp_total * (1.0 - tp_hidden)
+    tp_bytes_mb = np.where(
+        tp > 1, np.where(st.sp, 4.0, 4.0) * act * (tp - 1) / tp * layers_s * tp_passes, 0.0
+    )
+
+    # ---- context parallel: ring exchange of K/V blocks, overlapped with attention
+    cp_group = comm_group(cl, cp, tp)
+    dqk_dv = ctx.attn_flops_per_token / (2.0 * s * model.n_heads)  # d_qk + d_v
+    kv_heads = float(model.n_heads if model.attention is not None else model.n_kv_heads)
+    kv_block = tokens * np.maximum(kv_heads / tp, 1.0) * dqk_dv * B
+    t_kv = np.asarray(collective_time("send_recv", kv_block, cp_group).time_s) * (cp - 1.0)
+    attn_f = nd_s * dense["attn"] + nm_s * moe["attn"]
+    per_layer_attn = np.where(layers_s > 0, attn_f / np.maximum(layers_s, 1.0), 0.0)
+    cp_fwd = np.maximum(0.0, t_kv - per_layer_attn)
+    cp_bwd = np.maximum(0.0, 2.0 * t_kv - 2.5 * per_layer_attn)
+    cp_exposed = np.where(cp > 1, (cp_fwd + cp_bwd) * layers_s, 0.0)
+    cp_bytes_mb = np.where(cp > 1, 3.0 * kv_block * (cp - 1.0) * layers_s, 0.0)
+
+    # ---- expert parallel all-to-all
+    if has_moe and model.moe is not None:
+        ep_group = comm_group(cl, ep, tp * cp)
+        a2a_bytes = tokens / np.where(st.sp, tp, 1.0) * model.moe.top_k * h * B
+        t_a2a = np.asarray(collective_time("all_to_all", a2a_bytes, ep_group).time_s)
+        passes = 4.0 + np.where(rec == 2, 2.0, 0.0)
+        ep_total = np.where(ep > 1, t_a2a * passes * nm_s, 0.0)
+        ep_bytes_mb = np.where(ep > 1, a2a_bytes * (ep - 1) / ep * passes * nm_s, 0.0)
+    else:
+        ep_total = np.zeros_like(tp)
+        ep_bytes_mb = np.zeros_like(tp)
+    # with batch-level overlap (DualPipe; MCore --overlap-moe-expert-parallel-comm) the all-to-all
+    # of one micro-batch hides behind the other's compute, down to a floor share
+    moe_compute = nm_s * (3.0 * moe["gemm"] + 3.5 * moe["attn"])
+    ep_plain = ep_total * (1.0 - cal.EP_OVERLAP_HIDDEN)
+    ep_hidden = np.maximum(cal.DP_EXPOSED_FLOOR * ep_total, ep_total - moe_compute)
+    ep_exposed = np.where(st.ep_overlap, np.minimum(ep_plain, ep_hidden), ep_plain)
+
+    per_mb = t_fwd + t_bwd + t_rec + tp_exposed + cp_exposed + ep_exposed
+
+    # ---- pipeline
+    bubble = np.where(pp > 1, (pp - 1.0) / v * per_mb, 0.0)
+    pp_group = comm_group(cl, np.full_like(tp, 2.0), tp * cp * dp)
+    p2p_bytes = tokens * h * B / tp
+    t_p2p = np.asarray(collective_time("send_recv", p2p_bytes, pp_group).time_s)
+    pp_exposed = np.where(pp > 1, cal.PP_P2P_EXPOSED * 2.0 * v * (m_mb + pp - 1.0) * t_p2p, 0.0)
+    pp_bytes = np.where(pp > 1, 2.0 * v * m_mb * p2p_bytes, 0.0)
+
+    # ---- parameters on one GPU (busiest stage) and data-parallel communication
+    P = ctx.params
+    expert_per_layer = float(P.expert * P.experts_per_layer)
+    dense_per_layer = float(P.attention_per_layer + 2 * h)
+    layer_dense_params = dense_per_layer + float(P.dense_ffn_per_layer)
+    layer_moe_nonexpert = dense_per_layer + float(P.shared_experts_per_layer + P.router_per_layer)
+    emb = float(max(P.embedding, P.output))
+    stage_nonexpert = nd_s * layer_dense_params + nm_s * layer_moe_nonexpert
+    stage_nonexpert = stage_nonexpert + np.where(pp > 1, emb, float(P.embedding + P.output))
+    p_dense = stage_nonexpert / tp
+    p_expert = nm_s * expert_per_layer / (ep * tp)
+    p_local = p_dense + p_expert
+    dpc = dp * cp
+    edp = np.maximum(1.0, dpc / ep)
+    dp_group = comm_group(cl, dpc, tp)
+    edp_group = comm_group(cl, edp, tp * ep)
+
+    z = st.zero
+    bucket = np.where(
+        z == 3, cal.ZERO3_BUCKET_PARAMS, np.maximum(cal.DP_BUCKET_PARAMS, cal.DP_BUCKET_PARAMS_PER_RANK * dpc)
+    )
+
+    def dp_op(op: str, params: Arr, nbytes_per_param: float, group: Any, n: Arr) -> Arr:
+        # the collective runs once per bucket; latency terms add up over buckets
+        nb = np.maximum(1.0, np.ceil(params / bucket))
+        t = np.asarray(collective_time(op, params / nb * nbytes_per_param, group).time_s) * nb
+        return np.where((n > 1) & (params > 0), t, 0.0)
+
+    nb_dense = np.maximum(1.0, np.ceil(p_dense / bucket))
+
+    grad_b = 4.0  # fp32 main-grad reduction (Megatron --accumulate-allreduce-grads-in-fp32)
+    param_b = 2.0
+    t_ar = dp_op("all_reduce", p_dense, grad_b, dp_group, dpc) + dp_op(
+        "all_reduce", p_expert, grad_b, edp_group, edp
+    )
+    t_rs = dp_op("reduce_scatter", p_dense, grad_b, dp_group, dpc) + dp_op(
+        "reduce_scatter", p_expert, grad_b, edp_group, edp
+    )
+    t_ag = dp_op("all_gather", p_dense, param_b, dp_group, dpc) + dp_op(
+        "all_gather", p_expert, param_b, edp_group, edp
+    )
+    # forward/backward of one micro-batch on this stage is the overlap window
+    win_b = t_bwd + t_rec
+    win_f = t_fwd
+    floor = cal.DP_EXPOSED_FLOOR
+
+    def exposed(t: Arr, window: Arr) -> Arr:
+        # overlapped buckets hide behind the window; the last bucket (and a floor share for
+        # stream contention) always shows
+        return np.where(st.dp_overlap, np.maximum(np.maximum(floor * t, t / nb_dense), t - window), t)
+
+    dp_z0 = exposed(t_ar, win_b)
+    dp_z12 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
+    # ZeRO-3: gather before forward and backward (and the recompute), reduce-scatter after
+    # backward, every micro-batch
+    n_ag_bwd = np.where(rec == 2, 2.0, 1.0)
+    dp_z3 = m_mb * (exposed(t_ag, win_f) + exposed(n_ag_bwd * t_ag + t_rs, win_b))
+    dp_exposed = np.where(z == 0, dp_z0, np.where(z == 3, dp_z3, dp_z12))
+    dp_bytes = np.where(
+        z == 0,
+        2.0 * p_local * grad_b,
+        np.where(z == 3, m_mb * (2.0 * p_local * param_b + p_local * grad_b), p_local * (grad_b + param_b)),
+    ) * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
+
+    # ---- optimizer (Adam over the local shard; ZeRO>=1 shards it over data-parallel ranks)
+    shard_dense = np.where(z >= 1, dpc, 1.0)
+    shard_exp = np.where(z >= 1, edp, 1.0)
+    p_opt = p_dense / shard_dense + p_expert / shard_exp
+    t_opt = p_opt * cal.OPTIMIZER_BYTES_PER_PARAM / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
+
+    compute_total = m_mb * (t_fwd + t_bwd)
+    step = m_mb * per_mb + bubble + pp_exposed + dp_exposed + t_opt
+    breakdown = {
+        "compute": compute_total,
+        "recompute": m_mb * t_rec,
+        "tp_comm": m_mb * tp_exposed,
+        "cp_comm": m_mb * cp_exposed,
+        "ep_comm": m_mb * ep_exposed,
+        "pp_bubble": bubble,
+        "pp_comm": pp_exposed,
+        "dp_comm": dp_exposed,
+        "optimizer": t_opt,
+    }
+
+    # ---- memory per GPU (busiest stage)
+    w_b = 2.0
+    weights = np.where(z == 3, p_dense / dpc + p_expert / edp, p_local) * w_b
+    grads = np.where(z >= 2, p_dense / dpc + p_expert / edp, p_local) * 4.0
+    optim = 12.0 * p_opt  # fp32 master + Adam m, v
+    # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
+    # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them
+    scores = np.where(~st.flash & (rec == 0), 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
+    act_dense = ctx.act_dense * B * tokens / np.where(st.sp, tp, 1.0) + scores
+    act_moe = ctx.act_moe * B * tokens / np.where(st.sp, tp, 1.0) + scores
+    full_layer = np.where(nm_s > 0, act_moe, act_dense)
+    stored_layers = nd_s * act_dense + nm_s * act_moe
+    act_layer_stage = np.where(
+        rec == 2, layers_s * 2.0 * h * tokens / np.where(st.sp, tp, 1.0) + full_layer, stored_layers
+    )
+    inflight = np.where(
+        pp > 1, np.minimum(m_mb, pp) * (1.0 + np.where(v > 1, (pp - 1.0) / (pp * v), 0.0)), 1.0
+    )
+    logits_mem = np.where(use_last | (pp == 1), tokens * (ctx.model.vocab / tp) * 6.0, 0.0)
+    activations = act_layer_stage * inflight + logits_mem
+    z3_buf = np.where(z == 3, 2.0 * layer_dense_params / tp * w_b * 2.0, 0.0)
+    buffers = cal.FRAMEWORK_OVERHEAD_BYTES + z3_buf + np.minimum(p_local * 4.0, 2.0 * 40e6 * 4.0)
+    total_mem = weights + grads + optim + activations + buffers
+
+    flops_mb = nd_s * dense["flops"] + nm_s * moe["flops"]
+    hw_flops_step = m_mb * (3.0 * flops_mb + np.where(rec == 2, flops_mb, 0.0)) * 1.0
+    tokens_step = float(ctx.global_batch_seqs) * s
+    tps_gpu = tokens_step / (step * ctx.gpus)
+    mfu = ctx.model_flops_per_token * tokens_step / (step * ctx.gpus * ctx.mfu_peak)
+    # HFU adds recomputed FLOPs (forward again for full recompute)
+    rec_share = np.where(rec == 2, 1.0 / 3.0, np.where(rec == 1, 0.0, 0.0))
+    hfu = mfu * (1.0 + rec_share)
+    return {
+        "step_time_s": step,
+        "breakdown": breakdown,
+        "memory": {
+            "weights": weights,
+            "gradients": grads,
+            "optimizer": optim,
+            "activations": activations,
+            "buffers": buffers,
+        },
+        "memory_bytes": total_mem,
+        "fits": total_mem <= ctx.hbm_bytes,
+        "tokens_per_s_per_gpu": tps_gpu,
+        "mfu": mfu,
+        "hfu": hfu,
+        "micro_batches": m_mb,
+        "stage_flops_per_mb": hw_flops_step,
+        "traffic": {
+            "tp": m_mb * tp_bytes_mb,
+            "cp": m_mb * cp_bytes_mb,
+            "ep": m_mb * ep_bytes_mb,
+            "pp": pp_bytes,
+            "dp": dp_bytes,
+        },
+        "params_per_gpu": p_local,
+        "layers_per_stage": layers_s,
+    }

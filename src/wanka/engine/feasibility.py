@@ -1,0 +1,59 @@
+"""Which strategies can run at all: divisibility, heads, experts, layers, batch, memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from wanka.engine.context import Context
+from wanka.engine.strategies import Strategies
+
+__all__ = ["REASONS", "check"]
+
+REASONS = (
+    "world size: tp·pp·dp·cp must equal the job's GPUs",
+    "tp must divide n_heads",
+    "tp and n_kv_heads must divide one another",
+    "pp·vpp exceeds n_layers",
+    "each virtual pipeline stage needs at least one layer",
+    "global batch must be divisible by dp × micro_batch",
+    "interleaved schedule needs micro-batches divisible by pp",
+    "ep must divide n_experts",
+    "ep must divide dp × cp",
+    "seq_len must be divisible by 2·cp (load-balanced causal context parallel)",
+    "seq_len must be divisible by tp (sequence parallel)",
+    "ep > 1 needs an MoE model",
+    "vpp > 1 needs pp > 1",
+)
+
+
+def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
+    """Index into :data:`REASONS` of the first violated rule per strategy, -1 when feasible."""
+    m = ctx.model
+    L = m.n_layers + m.mtp_layers
+    code = np.full(len(st), -1, dtype=np.int64)
+
+    def rule(i: int, bad: npt.NDArray[np.bool_]) -> None:
+        code[(code < 0) & bad] = i
+
+    world = st.tp * st.pp * st.dp * st.cp
+    rule(0, world != ctx.gpus)
+    rule(1, m.n_heads % st.tp != 0)
+    kv = m.n_heads if m.attention is not None else m.n_kv_heads
+    rule(2, (kv % st.tp != 0) & (st.tp % kv != 0))
+    rule(3, st.pp * st.vpp > L)
+    # uneven splits are allowed (Megatron --decoder-first/last-pipeline-num-layers); the busiest
+    # stage sets the pace in the engine
+    rule(4, (st.vpp > 1) & (st.pp * st.vpp > L))
+    rule(5, ctx.global_batch_seqs % (st.dp * st.micro_batch) != 0)
+    m_mb = ctx.global_batch_seqs // np.maximum(1, st.dp * st.micro_batch)
+    rule(6, (st.vpp > 1) & (m_mb % st.pp != 0))
+    if m.moe is not None:
+        rule(7, m.moe.n_experts % st.ep != 0)
+    rule(8, (st.dp * st.cp) % st.ep != 0)
+    rule(9, (st.cp > 1) & (ctx.seq_len % (2 * st.cp) != 0))
+    rule(10, st.sp & (st.tp > 1) & (ctx.seq_len % st.tp != 0))
+    if m.moe is None:
+        rule(11, st.ep > 1)
+    rule(12, (st.vpp > 1) & (st.pp == 1))
+    return code

@@ -1,0 +1,92 @@
+"""Typed results of the step model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MemoryBreakdown", "StepResult"]
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes per GPU on the busiest pipeline stage."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float
+    buffers: float
+    capacity: float
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer + self.activations + self.buffers
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.capacity
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "weights": self.weights,
+            "gradients": self.gradients,
+            "optimizer": self.optimizer,
+            "activations": self.activations,
+            "buffers": self.buffers,
+            "total": self.total,
+            "capacity": self.capacity,
+            "fits": self.fits,
+        }
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One training step of one strategy: time, where it goes, memory, traffic, MFU.
+
+    ``breakdown`` values (seconds) sum to ``step_time_s``. MFU counts model FLOPs,
+    ``6·N_active + 6·attention`` per token (PaLM convention; see
+    :func:`wanka.workload.model_flops_per_token`), against the dense peak of the training precision;
+    HFU adds recomputed FLOPs.
+    """
+
+    step_time_s: float
+    breakdown: dict[str, float]
+    tokens_per_step: float
+    tokens_per_s_per_gpu: float
+    mfu: float
+    hfu: float
+    memory: MemoryBreakdown
+    traffic_bytes: dict[str, float]
+    micro_batches: int
+    gpus: int
+    time_to_train_s: float
+    model_flops_per_token: float
+    strategy: dict[str, Any]
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens_per_s_per_gpu * self.gpus
+
+    def exposed_comm_s(self) -> float:
+        b = self.breakdown
+        return b["tp_comm"] + b["cp_comm"] + b["ep_comm"] + b["pp_comm"] + b["dp_comm"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step_time_s": self.step_time_s,
+            "breakdown_s": dict(self.breakdown),
+            "tokens_per_step": self.tokens_per_step,
+            "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+            "mfu": self.mfu,
+            "hfu": self.hfu,
+            "memory_bytes": self.memory.to_dict(),
+            "traffic_bytes": dict(self.traffic_bytes),
+            "micro_batches": self.micro_batches,
+            "gpus": self.gpus,
+            "time_to_train_s": self.time_to_train_s,
+            "model_flops_per_token": self.model_flops_per_token,
+            "strategy": dict(self.strategy),
+            "assumptions": list(self.assumptions),
+        }

@@ -1,0 +1,114 @@
+"""A batch of parallel strategies as numpy arrays (one element per strategy)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from wanka.spec.training import ParallelSpec
+
+__all__ = ["RECOMPUTE_CODES", "Strategies"]
+
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
+
+IntArr = npt.NDArray[np.int64]
+BoolArr = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Strategies:
+    """Parallel strategies, column-wise. ``recompute``: 0 none, 1 selective, 2 full."""
+
+    tp: IntArr
+    pp: IntArr
+    dp: IntArr
+    cp: IntArr
+    ep: IntArr
+    vpp: IntArr
+    micro_batch: IntArr
+    zero: IntArr
+    recompute: IntArr
+    sp: BoolArr
+    tp_overlap: BoolArr
+    dp_overlap: BoolArr
+    flash: BoolArr
+    ep_overlap: BoolArr
+    cuda_graphs: BoolArr
+
+    def __len__(self) -> int:
+        return int(self.tp.shape[0])
+
+    @classmethod
+    def from_specs(cls, specs: Sequence[ParallelSpec], micro_batches: Sequence[int]) -> Strategies:
+        def col(f: str) -> IntArr:
+            return np.array([getattr(s, f) for s in specs], dtype=np.int64)
+
+        return cls(
+            tp=col("tp"),
+            pp=col("pp"),
+            dp=col("dp"),
+            cp=col("cp"),
+            ep=col("ep"),
+            vpp=col("vpp"),
+            micro_batch=np.array(micro_batches, dtype=np.int64),
+            zero=col("zero"),
+            recompute=np.array([RECOMPUTE_CODES[s.recompute] for s in specs], dtype=np.int64),
+            sp=np.array([s.sp for s in specs], dtype=bool),
+            tp_overlap=np.array([s.tp_comm_overlap for s in specs], dtype=bool),
+            dp_overlap=np.array([s.dp_comm_overlap for s in specs], dtype=bool),
+            flash=np.array([s.flash_attention for s in specs], dtype=bool),
+            ep_overlap=np.array([s.ep_comm_overlap for s in specs], dtype=bool),
+            cuda_graphs=np.array([s.cuda_graphs for s in specs], dtype=bool),
+        )
+
+    @classmethod
+    def from_columns(cls, **cols: Any) -> Strategies:
+        """Build from column arrays/lists; missing columns take ParallelSpec defaults."""
+        n = max(int(np.size(v)) for v in cols.values())
+        d = ParallelSpec()
+
+        def get(name: str, default: object, dtype: type) -> Any:
+            v = cols.get(name, default)
+            return np.broadcast_to(np.asarray(v, dtype=dtype), (n,)).copy()
+
+        rec = cols.get("recompute", d.recompute)
+        if isinstance(rec, str):
+            rec = RECOMPUTE_CODES[rec]
+        elif isinstance(rec, list | tuple) and rec and isinstance(rec[0], str):
+            rec = [RECOMPUTE_CODES[r] for r in rec]
+        return cls(
+            tp=get("tp", 1, np.int64),
+            pp=get("pp", 1, np.int64),
+            dp=get("dp", 1, np.int64),
+            cp=get("cp", 1, np.int64),
+            ep=get("ep", 1, np.int64),
+            vpp=get("vpp", 1, np.int64),
+            micro_batch=get("micro_batch", 1, np.int64),
+            zero=get("zero", d.zero, np.int64),
+            recompute=np.broadcast_to(np.asarray(rec, dtype=np.int64), (n,)).copy(),
+            sp=get("sp", d.sp, bool),
+            tp_overlap=get("tp_overlap", d.tp_comm_overlap, bool),
+            dp_overlap=get("dp_overlap", d.dp_comm_overlap, bool),
+            flash=get("flash", d.flash_attention, bool),
+            ep_overlap=get("ep_overlap", d.ep_comm_overlap, bool),
+            cuda_graphs=get("cuda_graphs", d.cuda_graphs, bool),
+        )
+
+    def row(self, i: int) -> dict[str, object]:
+        return {
+            "tp": int(self.tp[i]),
+            "pp": int(self.pp[i]),
+            "dp": int(self.dp[i]),
+            "cp": int(self.cp[i]),
+            "ep": int(self.ep[i]),
+            "vpp": int(self.vpp[i]),
+            "micro_batch": int(self.micro_batch[i]),
+            "zero": int(self.zero[i]),
+            "recompute": _NAMES[int(self.recompute[i])],
+            "sp": bool(self.sp[i]),
+        }

@@ -1,0 +1,242 @@
+"""Turn a Hugging Face ``config.json`` into a :class:`~wanka.spec.ModelSpec`.
+
+Supported architectures (``architectures[0]`` or ``model_type``): Llama / Mistral / Qwen2 / Qwen3
+(dense, gated SiLU FFN), Mixtral (sparse MoE), Qwen2-MoE / Qwen3-MoE, DeepSeek-V2 / V3 (MLA + MoE with
+shared experts and leading dense layers, multi-token prediction).
+
+The sequence length is the model's *pre-training* context: ``rope_scaling.original_max_position_embeddings``
+when the config extends the context with YaRN/linear scaling (DeepSeek-V3: 4096), else
+``max_position_embeddings``; pass ``seq_len`` to override.
+
+>>> from wanka.spec.hf_import import model_from_hf_config
+>>> model_from_hf_config({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+...     "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+...     "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192,
+...     "hidden_act": "silu"}, name="llama3-8b").n_kv_heads
+8
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from wanka.errors import SpecError
+from wanka.spec.io import parse_model
+from wanka.spec.model import ModelSpec
+
+__all__ = ["SUPPORTED_ARCHITECTURES", "load_hf_config", "model_from_hf_config"]
+
+_FAMILY = {
+    "LlamaForCausalLM": "dense",
+    "MistralForCausalLM": "dense",
+    "Qwen2ForCausalLM": "dense",
+    "Qwen3ForCausalLM": "dense",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2MoeForCausalLM": "qwen_moe",
+    "Qwen3MoeForCausalLM": "qwen_moe",
+    "DeepseekV2ForCausalLM": "deepseek",
+    "DeepseekV3ForCausalLM": "deepseek",
+}
+_MODEL_TYPES = {
+    "llama": "LlamaForCausalLM",
+    "mistral": "MistralForCausalLM",
+    "qwen2": "Qwen2ForCausalLM",
+    "qwen3": "Qwen3ForCausalLM",
+    "mixtral": "MixtralForCausalLM",
+    "qwen2_moe": "Qwen2MoeForCausalLM",
+    "qwen3_moe": "Qwen3MoeForCausalLM",
+    "deepseek_v2": "DeepseekV2ForCausalLM",
+    "deepseek_v3": "DeepseekV3ForCausalLM",
+}
+SUPPORTED_ARCHITECTURES = tuple(sorted(_FAMILY))
+# The gated FFN of these families is act(x W_gate) * (x W_up) W_down; with SiLU that is SwiGLU.
+_GATED_ACTS = {"silu": "swiglu", "swish": "swiglu"}
+
+
+class _Cfg:
+    """Typed reads from the raw config; every problem names the key and the file."""
+
+    def __init__(self, data: Mapping[str, Any], source: str | None) -> None:
+        self.data = data
+        self.source = source
+
+    def _err(self, key: str, msg: str) -> SpecError:
+        return SpecError(msg, field=key, source=self.source)
+
+    def has(self, key: str) -> bool:
+        return self.data.get(key) is not None
+
+    def int(self, key: str, default: int | None = None, *, minimum: int = 1) -> int:
+        if key not in self.data or self.data[key] is None:
+            if default is None:
+                raise self._err(key, "required key is missing from config.json")
+            return default
+        v = self.data[key]
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self._err(key, f"= {v!r}: must be an integer")
+        if v < minimum:
+            raise self._err(key, f"= {v!r}: must be >= {minimum}")
+        return v
+
+    def bool(self, key: str, default: bool) -> bool:
+        v = self.data.get(key, default)
+        if v is None:
+            return default
+        if not isinstance(v, bool):
+            raise self._err(key, f"= {v!r}: must be true or false")
+        return v
+
+
+def _architecture(cfg: _Cfg) -> str:
+    archs = cfg.data.get("architectures")
+    if archs is not None:
+        if not isinstance(archs, list) or not archs or not all(isinstance(a, str) for a in archs):
+            raise cfg._err("architectures", f"= {archs!r}: must be a non-empty list of class names")
+        for a in archs:
+            if a in _FAMILY:
+                return a
+        raise cfg._err(
+            "architectures",
+            f"= {archs!r}: unsupported; supported: {', '.join(SUPPORTED_ARCHITECTURES)}",
+        )
+    mt = cfg.data.get("model_type")
+    if isinstance(mt, str) and mt in _MODEL_TYPES:
+        return _MODEL_TYPES[mt]
+    raise cfg._err(
+        "architectures",
+        f"missing, and model_type = {mt!r} is not one of {', '.join(sorted(_MODEL_TYPES))}",
+    )
+
+
+def _ffn_act(cfg: _Cfg) -> str:
+    act = cfg.data.get("hidden_act", "silu")
+    if not isinstance(act, str) or act not in _GATED_ACTS:
+        raise cfg._err("hidden_act", f"= {act!r}: only a gated SiLU FFN (silu) is supported for these models")
+    return _GATED_ACTS[act]
+
+
+def _seq_len(cfg: _Cfg, override: int | None) -> int:
+    if override is not None:
+        return override
+    scaling = cfg.data.get("rope_scaling")
+    if isinstance(scaling, Mapping) and isinstance(scaling.get("original_max_position_embeddings"), int):
+        return int(scaling["original_max_position_embeddings"])
+    return cfg.int("max_position_embeddings")
+
+
+def _moe_block(cfg: _Cfg, family: str, n_layers: int) -> tuple[dict[str, Any] | None, str]:
+    """The ``moe`` mapping and a note on anything approximated."""
+    if family == "mixtral":
+        return {
+            "n_experts": cfg.int("num_local_experts"),
+            "top_k": cfg.int("num_experts_per_tok"),
+            "n_shared_experts": 0,
+            "expert_ffn_hidden": cfg.int("intermediate_size"),
+            "n_dense_layers": 0,
+        }, ""
+    if family == "qwen_moe":
+        expert = cfg.int("moe_intermediate_size")
+        note = ""
+        shared = 0
+        if cfg.has("shared_expert_intermediate_size"):
+            s = cfg.int("shared_expert_intermediate_size", minimum=0)
+            shared = round(s / expert)
+            if shared * expert != s:
+                note += f"shared expert of {s} counted as {shared} x {expert}. "
+        step = cfg.int("decoder_sparse_step", 1)
+        dense_only = cfg.data.get("mlp_only_layers") or []
+        if not isinstance(dense_only, list) or not all(isinstance(i, int) for i in dense_only):
+            raise cfg._err("mlp_only_layers", f"= {dense_only!r}: must be a list of layer indices")
+        moe_layers = [i for i in range(n_layers) if i not in dense_only and (i + 1) % step == 0]
+        n_dense = n_layers - len(moe_layers)
+        if n_dense and moe_layers != list(range(n_dense, n_layers)):
+            note += f"{n_dense} dense layers are interleaved in the source, modelled as leading layers. "
+        return {
+            "n_experts": cfg.int("num_experts"),
+            "top_k": cfg.int("num_experts_per_tok"),
+            "n_shared_experts": shared,
+            "expert_ffn_hidden": expert,
+            "n_dense_layers": n_dense,
+        }, note
+    if family == "deepseek":
+        freq = cfg.int("moe_layer_freq", 1)
+        note = ""
+        if freq != 1:
+            note = f"moe_layer_freq = {freq} not modelled (all layers after the dense ones are MoE). "
+        return {
+            "n_experts": cfg.int("n_routed_experts"),
+            "top_k": cfg.int("num_experts_per_tok"),
+            "n_shared_experts": cfg.int("n_shared_experts", 0, minimum=0),
+            "expert_ffn_hidden": cfg.int("moe_intermediate_size"),
+            "n_dense_layers": cfg.int("first_k_dense_replace", 0, minimum=0),
+        }, note
+    return None, ""
+
+
+def model_from_hf_config(
+    data: Any, *, name: str | None = None, seq_len: int | None = None, source: str | None = None
+) -> ModelSpec:
+    """A ModelSpec from a parsed ``config.json`` mapping; bad or unsupported input is a SpecError."""
+    if not isinstance(data, Mapping):
+        raise SpecError(f"expected a JSON object at the top level, got {type(data).__name__}", source=source)
+    cfg = _Cfg(data, source)
+    arch = _architecture(cfg)
+    family = _FAMILY[arch]
+    hidden = cfg.int("hidden_size")
+    n_heads = cfg.int("num_attention_heads")
+    n_layers = cfg.int("num_hidden_layers")
+    spec: dict[str, Any] = {
+        "name": name or str(data.get("_name_or_path") or "imported").rstrip("/").split("/")[-1],
+        "type": "dense",
+        "n_layers": n_layers,
+        "hidden": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": cfg.int("num_key_value_heads", n_heads),
+        "ffn_hidden": cfg.int("intermediate_size"),
+        "ffn_act": _ffn_act(cfg),
+        "vocab": cfg.int("vocab_size"),
+        "seq_len": _seq_len(cfg, seq_len),
+        "tied_embeddings": cfg.bool("tie_word_embeddings", False),
+    }
+    if family != "deepseek" and cfg.has("head_dim"):
+        hd = cfg.int("head_dim")
+        if hd * n_heads != hidden:
+            spec["head_dim"] = hd
+    moe, note = _moe_block(cfg, family, n_layers)
+    if moe is not None:
+        spec["type"] = "moe"
+        spec["moe"] = moe
+    if family == "deepseek":
+        spec["attention"] = {
+            "kind": "mla",
+            "q_lora_rank": cfg.int("q_lora_rank", 0, minimum=0),
+            "kv_lora_rank": cfg.int("kv_lora_rank"),
+            "qk_nope_head_dim": cfg.int("qk_nope_head_dim"),
+            "qk_rope_head_dim": cfg.int("qk_rope_head_dim"),
+            "v_head_dim": cfg.int("v_head_dim"),
+        }
+        spec["mtp_layers"] = cfg.int("num_nextn_predict_layers", 0, minimum=0)
+    spec["source"] = f"Hugging Face config.json ({arch})" + (f": {source}" if source else "")
+    spec["notes"] = note.strip()
+    return parse_model(spec, source)
+
+
+def load_hf_config(path: str | Path, *, name: str | None = None, seq_len: int | None = None) -> ModelSpec:
+    """Read a ``config.json`` file; malformed JSON is a SpecError with the line number."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise SpecError(f"cannot read file: {e.strerror}", source=str(p)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SpecError(f"malformed JSON: {e.msg}", source=str(p), line=e.lineno) from None
+    if name is None and p.stem == "config" and p.parent.name:
+        name = p.parent.name
+    elif name is None:
+        name = p.stem
+    return model_from_hf_config(data, name=name, seq_len=seq_len, source=str(p))

@@ -1,0 +1,171 @@
+"""`wanka validate`: predict every published case and compare with its measured throughput.
+
+Unknowns a source did not print (``vpp: null``, ``micro_batch: null``) are filled the way a tuned
+run would fill them: the feasible value with the best predicted throughput (as the search would
+choose; predictions describe current, well-tuned software).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from wanka.engine import Strategies, evaluate_batch, make_context
+from wanka.errors import WankaError
+from wanka.validate.cases import Case, case_scenario, load_cases
+
+__all__ = ["CaseResult", "ValidationReport", "predict_case", "run_validation"]
+
+_MB_CHOICES = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    id: str
+    kind: str
+    predicted: float | None
+    truth: float
+    rel_error: float | None
+    error: str | None = None
+    strategy: dict[str, Any] = field(default_factory=dict)
+    superseded: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "predicted": self.predicted,
+            "truth": self.truth,
+            "rel_error": self.rel_error,
+        }
+        if self.error:
+            d["error"] = self.error
+        if self.strategy:
+            d["strategy"] = self.strategy
+        return d
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    cases: list[CaseResult]
+    superseded: list[CaseResult]
+
+    @staticmethod
+    def _mape(rows: list[CaseResult], kind: str) -> float | None:
+        errs = [abs(r.rel_error) for r in rows if r.kind == kind and r.rel_error is not None]
+        return float(np.mean(errs)) if errs else None
+
+    @property
+    def mape(self) -> float | None:
+        return self._mape(self.cases, "steady_state")
+
+    @property
+    def max_abs_error(self) -> float | None:
+        errs = [abs(r.rel_error) for r in self.cases if r.kind == "steady_state" and r.rel_error is not None]
+        return float(max(errs)) if errs else None
+
+    @property
+    def campaign_mape(self) -> float | None:
+        return self._mape(self.cases, "campaign")
+
+    @property
+    def superseded_mape(self) -> float | None:
+        return self._mape(self.superseded, "steady_state")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cases": [c.to_dict() for c in self.cases],
+            "mape": self.mape,
+            "max_abs_error": self.max_abs_error,
+            "campaign_mape": self.campaign_mape,
+            "superseded_cases": [c.to_dict() for c in self.superseded],
+            "superseded_mape": self.superseded_mape,
+            "steady_state_predicted": sum(
+                1 for c in self.cases if c.kind == "steady_state" and c.predicted is not None
+            ),
+            "steady_state_total": sum(1 for c in self.cases if c.kind == "steady_state"),
+        }
+
+
+def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
+    par = sc.parallel
+    L = sc.model.n_layers + sc.model.mtp_layers
+    vpps = [par.vpp]
+    if unknown["vpp"] and par.pp > 1:
+        vpps = [v for v in range(1, L // par.pp + 1) if L % (par.pp * v) == 0 and v <= 16] or [1]
+    mbs = [sc.training.micro_batch]
+    if unknown["micro_batch"]:
+        mbs = list(_MB_CHOICES)
+    rows = [(v, m) for v in vpps for m in mbs]
+    base = {k: getattr(par, k) for k in ("tp", "pp", "dp", "cp", "ep", "zero", "recompute", "sp")}
+    return Strategies.from_columns(
+        **base,
+        tp_overlap=par.tp_comm_overlap,
+        dp_overlap=par.dp_comm_overlap,
+        flash=par.flash_attention,
+        ep_overlap=par.ep_comm_overlap,
+        cuda_graphs=par.cuda_graphs,
+        vpp=[r[0] for r in rows],
+        micro_batch=[r[1] for r in rows],
+    )
+
+
+def predict_case(case: Case) -> CaseResult:
+    """Predicted steady-state tokens/s/GPU for one case (errors are reported, not raised)."""
+    truth = case.truth if "truth" in case.raw else float("nan")
+    try:
+        sc, unknown = case_scenario(case)
+        ctx = make_context(sc)
+        st = _candidates(sc, unknown)
+        res = evaluate_batch(ctx, st, 1.0)
+        ok = res.reason == -1
+        # a published run did run: accept it when only memory or batch rounding disagree
+        shape_ok = (res.reason == -1) | (res.reason == -2) | (res.reason == 5)
+        pool = ok if ok.any() else shape_ok
+        if not pool.any():
+            return CaseResult(
+                case.id,
+                case.kind,
+                None,
+                truth,
+                None,
+                error=f"infeasible: {res.reason_text(0)}",
+                superseded=case.superseded,
+            )
+        tps = np.where(pool, res.tokens_per_s_per_gpu, -np.inf)
+        i = int(np.argmax(tps))
+        pred = float(tps[i])
+    except WankaError as e:
+        return CaseResult(case.id, case.kind, None, truth, None, error=str(e), superseded=case.superseded)
+    if case.kind == "campaign":
+        # whole-run average: failures, restarts and checkpoints from the operations model
+        from wanka.ops import campaign_throughput
+
+        try:
+            step = float(res.step_time_s[i])
+            tokens_step = float(ctx.global_batch_seqs * ctx.seq_len)
+            pred = campaign_throughput(sc, step, tokens_step, seed=0)
+        except WankaError as e:
+            return CaseResult(case.id, case.kind, None, truth, None, error=str(e), superseded=case.superseded)
+    elif case.kind != "steady_state":
+        return CaseResult(
+            case.id,
+            case.kind,
+            None,
+            truth,
+            None,
+            error=f"unknown kind {case.kind!r}",
+            superseded=case.superseded,
+        )
+    return CaseResult(
+        case.id, case.kind, pred, truth, pred / truth - 1.0, strategy=st.row(i), superseded=case.superseded
+    )
+
+
+def run_validation(path: str | Path | None = None) -> ValidationReport:
+    """Predict every case of a `wanka-validation/1` file."""
+    cases, sup = load_cases(path)
+    return ValidationReport([predict_case(c) for c in cases], [predict_case(c) for c in sup])

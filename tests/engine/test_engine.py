@@ -1,0 +1,165 @@
+"""The step-time and memory engine: invariants, feasibility, memory against Korthikanti et al."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wanka.engine import Strategies, estimate_many, estimate_step, make_context
+from wanka.errors import InfeasibleError
+from wanka.spec import Scenario, load_scenario, parse_scenario
+from wanka.workload import activation_elems_per_token
+
+
+def scenario(**over: object) -> Scenario:
+    base: dict[str, object] = {
+        "name": "t",
+        "cluster": {"accelerator": "H100", "nodes": 16, "fabric": {"nic_gbps_per_gpu": 400}},
+        "model": "llama3-8b",
+        "training": {"global_batch_seqs": 128, "micro_batch": 1, "tokens": 1e11},
+        "parallel": {"tp": 2, "pp": 2, "dp": 32},
+    }
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            base[k] = {**base[k], **v}  # type: ignore[dict-item]
+        else:
+            base[k] = v
+    return parse_scenario(base)
+
+
+def test_breakdown_sums_to_step_time_and_mfu_is_sane() -> None:
+    r = estimate_step(scenario())
+    assert sum(r.breakdown.values()) == pytest.approx(r.step_time_s, rel=1e-12)
+    assert all(v >= 0 for v in r.breakdown.values())
+    assert 0 < r.mfu <= 1 and r.hfu >= r.mfu
+    tokens = 128 * 8192
+    assert r.tokens_per_s_per_gpu == pytest.approx(tokens / (r.step_time_s * 128))
+    assert r.time_to_train_s == pytest.approx(1e11 / (r.tokens_per_s_per_gpu * 128))
+
+
+def test_presets_with_jobs_give_plausible_results() -> None:
+    for name in ("meta-24k-h100-roce", "gpt4-25k-a100", "traditional-512-a100"):
+        r = estimate_step(load_scenario(name))
+        assert 0.15 < r.mfu < 0.65, name
+        assert r.memory.fits
+
+
+def test_world_size_mismatch_is_rejected_with_the_rule() -> None:
+    with pytest.raises(Exception, match=r"tp·pp·dp·cp = .* exceeds|must equal"):
+        scenario(parallel={"tp": 8, "pp": 8, "dp": 64})
+
+
+def test_tp_larger_than_heads_is_infeasible() -> None:
+    sc = scenario(cluster={"nodes": 64}, parallel={"tp": 64, "pp": 1, "dp": 8})
+    with pytest.raises(InfeasibleError, match="tp must divide n_heads"):
+        estimate_step(sc)
+
+
+def test_does_not_fit_names_the_memory() -> None:
+    sc = scenario(
+        model="llama3-405b",
+        cluster={"nodes": 2},
+        parallel={"tp": 1, "pp": 1, "dp": 16, "zero": 0},
+        training={"global_batch_seqs": 16},
+    )
+    with pytest.raises(InfeasibleError, match=r"does not fit: .* per GPU needed"):
+        estimate_step(sc)
+
+
+def test_memory_matches_korthikanti_per_layer_activations() -> None:
+    # Korthikanti et al. 2022, Table 2: tp + sequence parallel + selective recompute stores
+    # 34·s·b·h/t bytes per layer (GPT, dropout masks included). wanka drops the 2 dropout masks.
+    sc = load_scenario("gpt4-25k-a100").model_copy()
+    m = sc.model
+    assert m is not None
+    gpt = parse_scenario(
+        {
+            "cluster": {"accelerator": "A100", "nodes": 8},
+            "model": "gpt3-175b",
+            "training": {"global_batch_seqs": 64},
+            "parallel": {"tp": 8, "pp": 8},
+        }
+    )
+    ctx = make_context(gpt)
+    per_token_bytes = ctx.act_dense * 2.0
+    assert per_token_bytes == pytest.approx(34 * ctx.model.hidden, rel=0.10)
+    # full recompute keeps only the layer input, 2·s·b·h/t bytes (Korthikanti Sec. 4.3)
+    st_sel = Strategies.from_columns(tp=8, pp=8, recompute="selective", sp=True)
+    st_full = Strategies.from_columns(tp=8, pp=8, recompute="full", sp=True)
+    from wanka.engine.api import evaluate_batch
+
+    a_sel = evaluate_batch(ctx, st_sel, 1.0).raw["memory"]["activations"][0]
+    a_full = evaluate_batch(ctx, st_full, 1.0).raw["memory"]["activations"][0]
+    assert a_full < a_sel / 5
+    assert activation_elems_per_token(ctx.model, "dense") > 0
+
+
+def test_estimate_many_matches_estimate_step() -> None:
+    sc = scenario()
+    one = estimate_step(sc)
+    batch = estimate_many(
+        sc, Strategies.from_columns(tp=[2, 1], pp=[2, 1], dp=[32, 128], zero=1, recompute="selective")
+    )
+    assert batch.step_time_s[0] == pytest.approx(one.step_time_s, rel=1e-12)
+    assert batch.feasible[0]
+    # tp1/dp128 holds the whole 8B model plus fp32 grads per GPU: shape-valid, too big for 80 GiB
+    assert batch.reason_text(1) == "does not fit in HBM"
+
+
+@settings(max_examples=30, deadline=None)
+@given(nic1=st.floats(50, 3200), nic2=st.floats(50, 3200), nvl1=st.floats(50, 1800), nvl2=st.floats(50, 1800))
+def test_more_bandwidth_never_slows_a_step(nic1: float, nic2: float, nvl1: float, nvl2: float) -> None:
+    lo_nic, hi_nic = sorted((nic1, nic2))
+    lo_nvl, hi_nvl = sorted((nvl1, nvl2))
+
+    def step(nic: float, nvl: float) -> float:
+        sc = scenario(
+            cluster={"fabric": {"nic_gbps_per_gpu": nic}, "scale_up": {"gbytes_per_s_per_direction": nvl}},
+            parallel={"tp": 4, "pp": 2, "dp": 16},
+        )
+        return estimate_step(sc).step_time_s
+
+    assert step(hi_nic, hi_nvl) <= step(lo_nic, lo_nvl) * (1 + 1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(k1=st.integers(0, 6), k2=st.integers(0, 6), pp=st.sampled_from([2, 4, 8]), v=st.sampled_from([1, 2]))
+def test_more_micro_batches_never_increase_bubble_fraction(k1: int, k2: int, pp: int, v: int) -> None:
+    lo, hi = sorted((k1, k2))
+
+    def frac(k: int) -> float:
+        gbs = 128 * 2**k  # m = pp·2^k micro-batches, divisible by pp for the interleaved case
+        sc = scenario(
+            training={"global_batch_seqs": gbs}, parallel={"tp": 1, "pp": pp, "dp": 128 // pp, "vpp": v}
+        )
+        r = estimate_step(sc, require_fit=False)
+        return r.breakdown["pp_bubble"] / r.step_time_s
+
+    assert frac(hi) <= frac(lo) + 1e-12
+
+
+def test_fp8_is_faster_than_bf16_but_well_under_2x() -> None:
+    bf = estimate_step(scenario(training={"precision": "bf16"}))
+    f8 = estimate_step(scenario(training={"precision": "fp8"}))
+    speedup = bf.step_time_s / f8.step_time_s
+    assert 1.05 < speedup < 1.8
+    assert math.isfinite(f8.mfu)
+
+
+def test_fp8_on_a100_runs_at_bf16_and_says_so() -> None:
+    sc = scenario(cluster={"accelerator": "A100"}, training={"precision": "fp8"})
+    r = estimate_step(sc, require_fit=False)
+    assert any("no native fp8" in a for a in r.assumptions)
+    bf = estimate_step(scenario(cluster={"accelerator": "A100"}), require_fit=False)
+    assert r.step_time_s == pytest.approx(bf.step_time_s, rel=1e-9)
+
+
+def test_feasibility_reasons_vectorised() -> None:
+    sc = scenario()
+    b = estimate_many(sc, Strategies.from_columns(tp=[2, 3, 2], pp=[2, 1, 2], dp=[32, 42, 16]))
+    assert b.reason_text(0) == "feasible"
+    assert "tp must divide" in b.reason_text(1) or "world size" in b.reason_text(1)
+    assert "world size" in b.reason_text(2)
+    assert np.isfinite(b.step_time_s[0])

@@ -1,0 +1,79 @@
+"""The analytical collective model: nccl-tests conventions, published busbw, monotonicity."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wanka.network import OPS, CommGroup, bus_factor, collective_time, comm_group
+from wanka.spec import ClusterSpec
+
+
+def test_bus_factors_follow_nccl_tests() -> None:
+    assert bus_factor("all_reduce", 8) == pytest.approx(2 * 7 / 8)
+    assert bus_factor("all_gather", 8) == pytest.approx(7 / 8)
+    assert bus_factor("reduce_scatter", 16) == pytest.approx(15 / 16)
+    assert bus_factor("send_recv", 2) == 1.0
+
+
+def test_dgx_h100_nvlink_all_reduce_busbw_near_published() -> None:
+    # nccl-tests all_reduce_perf on one DGX H100, 8 GB messages: ~360-380 GB/s busbw
+    # (NVIDIA DGX H100 user guide / SuperPOD acceptance figures; without NVLS)
+    g = CommGroup(size=8, per_domain=8, scale_up_bw=450e9, scale_out_bw=50e9)
+    r = collective_time("all_reduce", 8 * 2**30, g)
+    assert r.busbw / 1e9 == pytest.approx(370, rel=0.15)
+
+
+def test_dgx_a100_inter_node_all_reduce_is_nic_bound() -> None:
+    # two or more DGX A100 with 8x200G HDR: busbw ~ 185-190 GB/s (8 NICs x 25 GB/s x efficiency)
+    g = CommGroup(size=64, per_domain=8, scale_up_bw=300e9, scale_out_bw=25e9)
+    r = collective_time("all_reduce", 8 * 2**30, g)
+    assert r.busbw / 1e9 == pytest.approx(187, rel=0.15)
+
+
+def test_single_rank_costs_nothing() -> None:
+    g = CommGroup(size=1, per_domain=1, scale_up_bw=450e9, scale_out_bw=50e9)
+    for op in OPS:
+        assert collective_time(op, 1e9, g).time_s == 0.0
+
+
+def test_unknown_op_is_a_clear_error() -> None:
+    g = CommGroup(size=8, per_domain=8, scale_up_bw=450e9, scale_out_bw=50e9)
+    with pytest.raises(ValueError, match="op = 'allreduce'"):
+        collective_time("allreduce", 1e6, g)
+
+
+def test_vectorised_matches_scalar() -> None:
+    g = CommGroup(size=np.array([8.0, 64.0]), per_domain=np.array([8.0, 8.0]), scale_up_bw=450e9, scale_out_bw=50e9)
+    r = collective_time("all_reduce", np.array([1e9, 1e9]), g)
+    for i, n in enumerate((8.0, 64.0)):
+        one = collective_time(
+            "all_reduce", 1e9, CommGroup(size=n, per_domain=8.0, scale_up_bw=450e9, scale_out_bw=50e9)
+        )
+        assert r.time_s[i] == pytest.approx(one.time_s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    op=st.sampled_from(OPS),
+    n=st.integers(2, 4096),
+    per=st.sampled_from([1, 2, 4, 8, 72]),
+    a=st.floats(1e3, 1e10),
+    b=st.floats(1e3, 1e10),
+)
+def test_time_never_falls_as_bytes_grow(op: str, n: int, per: int, a: float, b: float) -> None:
+    g = CommGroup(size=float(n), per_domain=float(min(per, n)), scale_up_bw=450e9, scale_out_bw=50e9)
+    lo, hi = sorted((a, b))
+    assert collective_time(op, hi, g).time_s >= collective_time(op, lo, g).time_s
+
+
+@settings(max_examples=40, deadline=None)
+@given(o1=st.floats(1.0, 8.0), o2=st.floats(1.0, 8.0), n=st.sampled_from([16, 128, 1024]))
+def test_more_oversubscription_never_speeds_up(o1: float, o2: float, n: int) -> None:
+    lo, hi = sorted((o1, o2))
+
+    def t(o: float) -> float:
+        c = ClusterSpec.model_validate({"accelerator": "H100", "nodes": 2048, "fabric": {"oversubscription": o}})
+        return float(collective_time("all_reduce", 1e9, comm_group(c, n, 1)).time_s)
+
+    assert t(hi) >= t(lo)

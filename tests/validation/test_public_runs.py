@@ -1,0 +1,64 @@
+"""`wanka validate` on the published runs, with the issue's targets as tolerances."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from wanka.errors import SpecError
+from wanka.validate import load_cases, predict_case, run_validation
+from wanka.validate.cases import Case
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "validation"
+SHIPPED = Path(__file__).resolve().parents[2] / "src" / "wanka" / "data" / "validation"
+
+
+@pytest.fixture(scope="module")
+def report():  # type: ignore[no-untyped-def]
+    return run_validation()
+
+
+def test_every_steady_state_case_is_predicted(report) -> None:  # type: ignore[no-untyped-def]
+    steady = [c for c in report.cases if c.kind == "steady_state"]
+    assert len(steady) >= 60
+    assert all(c.predicted is not None for c in steady), [c.id for c in steady if c.predicted is None]
+
+
+def test_public_mape_and_max_error_meet_targets(report) -> None:  # type: ignore[no-untyped-def]
+    assert report.mape is not None and report.mape <= 0.08
+    assert report.max_abs_error is not None and report.max_abs_error <= 0.30
+
+
+def test_superseded_rows_are_reported_apart(report) -> None:  # type: ignore[no-untyped-def]
+    assert report.superseded
+    assert all(c.superseded for c in report.superseded)
+    d = report.to_dict()
+    assert {"cases", "mape", "max_abs_error", "superseded_mape"} <= set(d)
+
+
+def test_shipped_copy_matches_shared() -> None:
+    if not SHARED.exists():
+        pytest.skip("../shared/validation not present")
+    for name in ("public_runs.yaml", "public_reliability.yaml"):
+        assert (SHIPPED / name).read_bytes() == (SHARED / name).read_bytes(), name
+
+
+def test_unknown_accelerator_is_an_error_for_that_case_only(tmp_path: Path) -> None:
+    cases, _ = load_cases()
+    raw = dict(cases[0].raw)
+    raw["hardware"] = {**raw["hardware"], "gpu": "TPU-v9"}
+    bad = Case("bad", "steady_state", raw)
+    r = predict_case(bad)
+    assert r.predicted is None and r.error and "TPU-v9" in r.error
+    doc = {"schema": "wanka-validation/1", "cases": [raw, cases[1].raw]}
+    f = tmp_path / "v.yaml"
+    f.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    rep = run_validation(f)
+    assert rep.cases[0].error and rep.cases[1].predicted is not None
+
+
+def test_wrong_schema_is_rejected(tmp_path: Path) -> None:
+    f = tmp_path / "v.yaml"
+    f.write_text("schema: other/2\ncases: []\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="schema"):
+        run_validation(f)
