@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +10,8 @@ from hypothesis import strategies as st
 from wanka.catalog import accelerator, node
 from wanka.errors import CatalogError, SpecError
 from wanka.facility import assess, network_power, node_power
+from wanka.facility.network_power import _estimate
+from wanka.network.bom import bill_of_materials
 from wanka.spec import Scenario, load_scenario, parse_scenario
 
 DATA = Path(__file__).parent / "data"
@@ -24,11 +24,6 @@ def cluster(**over: Any) -> Scenario:
     return parse_scenario(data)
 
 
-@pytest.fixture
-def no_bom(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "wanka.network.bom", None)  # import raises ImportError
-
-
 def test_dgx_h100_node_power() -> None:
     dgx, h100 = node("DGX-H100"), accelerator("H100")
     full = node_power(dgx, h100, 1.0).total_w
@@ -39,7 +34,7 @@ def test_dgx_h100_node_power() -> None:
     assert node_power(dgx, h100, 0.0).total_w < 0.35 * 10_200
 
 
-def test_nvl72_rack(no_bom: None) -> None:
+def test_nvl72_rack() -> None:
     s = cluster(
         cluster={
             "accelerator": "GB200",
@@ -116,28 +111,33 @@ def test_job_smaller_than_cluster_leaves_nodes_idle() -> None:
     assert half.energy_j < full.energy_j
 
 
-def test_network_per_port_estimate_by_hand(no_bom: None) -> None:
+def test_network_per_port_estimate_by_hand() -> None:
     s = cluster(cluster={"nodes": 128, "fabric": {"tiers": 2, "switch": "QM9700"}})
-    n = network_power(s.cluster)
-    assert n.method == "per-port estimate"
+    sw_w, op_w, n_sw, _n_op, _notes = _estimate(s.cluster)
     # 1,024 GPUs × 3 switch ports (leaf down, leaf up, spine) × 750 W / 64 ports
-    assert n.switches_w == pytest.approx(1024 * 3 * 750 / 64)
-    assert n.switches == 48
+    assert sw_w == pytest.approx(1024 * 3 * 750 / 64)
+    assert n_sw == 48
     # 2,048 links (NIC-leaf, leaf-spine) × 2 optics × 9 W (400G OSFP)
-    assert n.optics_w == pytest.approx(2048 * 2 * 9)
+    assert op_w == pytest.approx(2048 * 2 * 9)
     thin = cluster(cluster={"nodes": 128, "fabric": {"tiers": 2, "oversubscription": 2.0}})
-    over = network_power(thin.cluster)
-    assert over.total_w < n.total_w
+    assert sum(_estimate(thin.cluster)[:2]) < sw_w + op_w
 
 
-def test_network_uses_bom_when_present(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("wanka.network.bom")
-    fake.bill_of_materials = lambda c: types.SimpleNamespace(  # type: ignore[attr-defined]
-        switch_power_w=1000.0, optics_power_w=500.0, switches=2
-    )
-    monkeypatch.setitem(sys.modules, "wanka.network.bom", fake)
-    n = network_power(cluster().cluster)
-    assert n.method == "bom" and n.switches_w == 1000.0 and n.optics_w == 500.0
+def test_network_power_comes_from_the_fabric_bill_of_materials() -> None:
+    c = cluster(cluster={"nodes": 128, "fabric": {"tiers": 2, "switch": "QM9700"}}).cluster
+    n = network_power(c)
+    bom = bill_of_materials(c)
+    assert n.method == "bom"
+    assert n.switches_w == bom.switch_power_w and n.optics_w == bom.optics_power_w
+
+
+def test_network_power_falls_back_when_the_fabric_cannot_be_wired() -> None:
+    # two tiers of 40-port HDR switches cannot reach 8,192 GPUs (k²/2 = 800, 3,200 as 80 x 100G)
+    c = cluster(cluster={"nodes": 1024, "fabric": {"tiers": 2, "switch": "QM8700", "nic_gbps_per_gpu": 200}}).cluster
+    n = network_power(c)
+    assert n.method == "per-port estimate"
+    assert any("bill of materials unavailable" in a for a in n.assumptions)
+    assert n.total_w > 0
 
 
 def test_errors() -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from wanka.catalog import Accelerator, accelerator
 from wanka.errors import InfeasibleError
-from wanka.network.groups import scale_out_bw, scale_up_bw
+from wanka.network.groups import fabric_slowdowns, scale_out_bw, scale_up_bw
 from wanka.spec.cluster import ClusterSpec
 from wanka.spec.model import ModelSpec
 from wanka.spec.scenario import Scenario
@@ -63,6 +63,8 @@ class Context:
     model_flops_per_token: float
     n_dense_layers: int
     n_moe_layers: int
+    ring_contention: float  # fabric slowdown of ring collectives (flow model)
+    a2a_contention: float  # fabric slowdown of all-to-all (flow model)
     assumptions: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -87,6 +89,9 @@ def make_context(scenario: Scenario) -> Context:
     else:
         gemm_peak = acc.peak(prec) if fp8 else half
     params = parameter_count(model)
+    ring_c, a2a_c, note = fabric_slowdowns(cluster)
+    if note:
+        notes.append(note)
     n_moe = model.n_moe_layers + (model.mtp_layers if model.moe is not None else 0)
     n_dense = model.n_layers + model.mtp_layers - n_moe
     return Context(
@@ -119,5 +124,7 @@ def make_context(scenario: Scenario) -> Context:
         model_flops_per_token=model_flops_per_token(model, s),
         n_dense_layers=n_dense,
         n_moe_layers=n_moe,
+        ring_contention=ring_c,
+        a2a_contention=a2a_c,
         assumptions=tuple(notes),
     )

@@ -194,7 +194,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
 
     # ---- tensor parallel communication per micro-batch (per stage)
     cl = ctx.cluster
-    tp_group = comm_group(cl, tp, 1.0)
+    tp_group = comm_group(cl, tp, 1.0, ctx.ring_contention)
     act = tokens * h * B  # s·b·h activation of one micro-batch (bytes)
     ag = collective_time("all_gather", act, tp_group).time_s
     rs = collective_time("reduce_scatter", act, tp_group).time_s
@@ -209,7 +209,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     )
 
     # ---- context parallel: ring exchange of K/V blocks, overlapped with attention
-    cp_group = comm_group(cl, cp, tp)
+    cp_group = comm_group(cl, cp, tp, ctx.ring_contention)
     dqk_dv = ctx.attn_flops_per_token / (2.0 * s * model.n_heads)  # d_qk + d_v
     kv_heads = float(model.n_heads if model.attention is not None else model.n_kv_heads)
     kv_block = tokens * np.maximum(kv_heads / tp, 1.0) * dqk_dv * B
@@ -223,7 +223,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
 
     # ---- expert parallel all-to-all
     if has_moe and model.moe is not None:
-        ep_group = comm_group(cl, ep, tp * cp)
+        ep_group = comm_group(cl, ep, tp * cp, ctx.a2a_contention)
         a2a_bytes = tokens / np.where(st.sp, tp, 1.0) * model.moe.top_k * h * B
         t_a2a = np.asarray(collective_time("all_to_all", a2a_bytes, ep_group).time_s)
         passes = 4.0 + np.where(rec == 2, 2.0, 0.0)
@@ -243,7 +243,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
 
     # ---- pipeline
     bubble = np.where(pp > 1, (pp - 1.0) / v * per_mb, 0.0)
-    pp_group = comm_group(cl, np.full_like(tp, 2.0), tp * cp * dp)
+    pp_group = comm_group(cl, np.full_like(tp, 2.0), tp * cp * dp, ctx.ring_contention)
     p2p_bytes = tokens * h * B / tp
     t_p2p = np.asarray(collective_time("send_recv", p2p_bytes, pp_group).time_s)
     pp_exposed = np.where(pp > 1, cal.PP_P2P_EXPOSED * 2.0 * v * (m_mb + pp - 1.0) * t_p2p, 0.0)
@@ -263,8 +263,8 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     p_local = p_dense + p_expert
     dpc = dp * cp
     edp = np.maximum(1.0, dpc / ep)
-    dp_group = comm_group(cl, dpc, tp)
-    edp_group = comm_group(cl, edp, tp * ep)
+    dp_group = comm_group(cl, dpc, tp, ctx.ring_contention)
+    edp_group = comm_group(cl, edp, tp * ep, ctx.ring_contention)
 
     z = st.zero
     bucket = np.where(

@@ -1,8 +1,8 @@
 """Power of the networks between nodes: scale-out switches and optics, scale-up switch trays.
 
-Scale-out: taken from the fabric layer's bill of materials (``wanka.network.bom.bill_of_materials``
-with ``switch_power_w`` and ``optics_power_w``) when that module exists; otherwise a per-GPU-port
-estimate for a folded-Clos (fat-tree) of ``T`` tiers with leaf oversubscription ``o``:
+Scale-out: taken from the fabric layer's bill of materials (``wanka.network.bom.bill_of_materials``);
+for a fabric the builder cannot wire, a per-GPU-port estimate for a folded-Clos (fat-tree) of ``T``
+tiers with leaf oversubscription ``o``:
 
     switch ports per GPU = e · (1 + 2(T−1)/o)        links per GPU = e · (1 + (T−1)/o)
 
@@ -20,14 +20,14 @@ switches. Inside-node NVSwitches are in the node's ``other_w``.
 
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from wanka.catalog import Optic, Switch, accelerator, catalog, switch
-from wanka.errors import CatalogError
+from wanka.errors import CatalogError, WankaError
 from wanka.facility.facts import facts
+from wanka.network.bom import bill_of_materials
 from wanka.spec import ClusterSpec
 
 __all__ = ["NetworkPower", "network_power"]
@@ -118,19 +118,11 @@ def network_power(cluster: ClusterSpec) -> NetworkPower:
     """Scale-out and scale-up network power of the whole ``cluster`` (W)."""
     scale_up_w, notes = _scale_up(cluster)
     try:
-        bom_mod = importlib.import_module("wanka.network.bom")
-    except ImportError:
-        bom_mod = None
-    build = getattr(bom_mod, "bill_of_materials", None)
-    if build is not None:
-        bom = build(cluster)
-        sw_w = getattr(bom, "switch_power_w", None)
-        op_w = getattr(bom, "optics_power_w", None)
-        if sw_w is not None and op_w is not None:
-            if getattr(bom, "scale_up_power_w", None) is not None:
-                scale_up_w, notes = float(bom.scale_up_power_w), []
-            n_sw = float(getattr(bom, "switches", getattr(bom, "switch_count", 0.0)) or 0.0)
-            n_op = float(getattr(bom, "optics", getattr(bom, "optics_count", 0.0)) or 0.0)
-            return NetworkPower(float(sw_w), float(op_w), scale_up_w, n_sw, n_op, "bom", tuple(notes))
+        bom = bill_of_materials(cluster)
+    except WankaError as e:  # a fabric the builder cannot wire (e.g. beyond its tiers)
+        notes.append(f"fabric bill of materials unavailable ({e}); per-port estimate used")
+    else:
+        return NetworkPower(bom.switch_power_w, bom.optics_power_w, scale_up_w, float(bom.switch_count),
+                            float(bom.optics_count), "bom", tuple(notes))
     sw_w, op_w, n_sw, n_op, est_notes = _estimate(cluster)
     return NetworkPower(sw_w, op_w, scale_up_w, n_sw, n_op, "per-port estimate", tuple(notes + est_notes))

@@ -9,7 +9,7 @@ from wanka.network.collectives import CommGroup, Num
 from wanka.spec.cluster import ClusterSpec
 from wanka.units import GIGA, gbps_to_bytes_per_s
 
-__all__ = ["comm_group", "fabric_contention", "scale_out_bw", "scale_up_bw"]
+__all__ = ["comm_group", "fabric_contention", "fabric_slowdowns", "scale_out_bw", "scale_up_bw"]
 
 
 def scale_up_bw(cluster: ClusterSpec) -> float:
@@ -35,11 +35,38 @@ def fabric_contention(cluster: ClusterSpec, domains_spanned: Num) -> Num:
     return np.where(np.asarray(domains_spanned) > 1, o, 1.0) if o > 1 else 1.0
 
 
-def comm_group(cluster: ClusterSpec, size: Num, stride: Num) -> CommGroup:
+def fabric_slowdowns(cluster: ClusterSpec) -> tuple[float, float, str]:
+    """Flow-model slowdowns (>= 1) of the fabric part of ring collectives and of all-to-all.
+
+    From :func:`wanka.network.flow.contention_factor` on two canonical patterns of the whole cluster,
+    all running at once: a ring through one GPU of every node on every rail (the data-parallel
+    pattern) and 64-rank all-to-all groups (expert parallelism across nodes). They include leaf
+    oversubscription and ECMP hash collisions (with the fabric's ``qps_per_connection``), so they
+    replace :func:`fabric_contention`. Returns ``(ring, all_to_all, note)``; a fabric the builder
+    cannot wire falls back to oversubscription alone, and says so.
+    """
+    from wanka.errors import WankaError
+    from wanka.network.flow import contention_factor
+
+    g = cluster.gpus_per_node
+    if cluster.nodes <= 1:
+        return 1.0, 1.0, ""
+    try:
+        ring = contention_factor(cluster, "all_reduce", size=cluster.nodes, stride=g)
+        n_a2a = min(cluster.accelerators, 64)
+        a2a = contention_factor(cluster, "all_to_all", size=n_a2a, stride=1) if n_a2a > g else 1.0
+    except WankaError as e:
+        o = cluster.fabric.oversubscription
+        return o, o, f"fabric contention from oversubscription only (flow model unavailable: {e})"
+    return ring, a2a, ""
+
+
+def comm_group(cluster: ClusterSpec, size: Num, stride: Num, contention: float | None = None) -> CommGroup:
     """The communicator of ``size`` ranks spaced ``stride`` apart in global rank order.
 
     With scale-up domains of ``D`` GPUs, ``min(size, max(1, D // stride))`` of the group's ranks share
-    each domain (ranks are filled domain by domain).
+    each domain (ranks are filled domain by domain). ``contention`` slows the fabric part of a group
+    that leaves its domain (from :func:`fabric_slowdowns`); None = oversubscription only.
     """
     d = float(cluster.scale_up.domain_size)
     size_a = np.asarray(size, dtype=float)
@@ -52,6 +79,10 @@ def comm_group(cluster: ClusterSpec, size: Num, stride: Num) -> CommGroup:
         per_domain=per_domain if per_domain.ndim else float(per_domain),
         scale_up_bw=scale_up_bw(cluster),
         scale_out_bw=scale_out_bw(cluster),
-        scale_out_contention=fabric_contention(cluster, domains),
+        scale_out_contention=(
+            fabric_contention(cluster, domains)
+            if contention is None
+            else np.where(np.asarray(domains) > 1, contention, 1.0)
+        ),
         in_network_reduction=sharp,
     )

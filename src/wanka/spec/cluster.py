@@ -34,6 +34,12 @@ class FabricSpec(Spec):
     switch: str | None = Field(None, description="catalog switch name; None = a typical one for the kind")
     nic: str | None = Field(None, description="catalog NIC name; None = a typical one for the speed and kind")
     sharp: bool = Field(False, description="in-network reduction (InfiniBand SHARP) available")
+    routing: Literal["ecmp", "adaptive"] | None = Field(
+        None, description="None = adaptive for InfiniBand, ECMP for RoCE/Ethernet"
+    )
+    qps_per_connection: int = Field(
+        1, ge=1, le=64, description="separately hashed flows per connection (NCCL_IB_QPS_PER_CONNECTION)"
+    )
 
 
 class StorageSpec(Spec):

@@ -1,0 +1,76 @@
+"""``wanka fabric``: the scale-out fabric of a cluster -- tiers, switches, links, optics, bisection, power."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from wanka.cli.app import app, console, emit_json
+from wanka.network.bom import bill_of_materials
+from wanka.spec import load_scenario
+from wanka.units import GIGA
+
+__all__: list[str] = []
+
+
+def _kw(w: float) -> str:
+    return f"{w / 1e6:,.2f} MW" if w >= 1e6 else f"{w / 1e3:,.1f} kW"
+
+
+@app.command("fabric")
+def fabric_cmd(
+    scenario: Annotated[str, typer.Argument(help="preset name or scenario file")],
+    json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Bill of materials of a cluster's fabric: switches per tier, optics, cables, bisection, power."""
+    s = load_scenario(scenario)
+    c = s.cluster
+    b = bill_of_materials(c)
+    t = b.topology
+    if json_out:
+        emit_json(b.to_dict())
+        return
+    layout = "rail-optimised" if t.rail_optimized else "top-of-rack"
+    console.print(
+        f"[bold]{c.name}[/] · {c.accelerators:,} × {c.accelerator} · {c.fabric.kind} · {t.tiers}-tier {layout} "
+        f"fat-tree · {b.switch} ({t.radix} × {t.link_bandwidth * 8 / GIGA:g}G) · oversubscription "
+        f"{t.oversubscription:g}:1 · {t.planes} plane{'s' if t.planes > 1 else ''}"
+    )
+    tab = Table(show_header=True, header_style="bold")
+    tab.add_column("tier")
+    tab.add_column("switches", justify="right")
+    tab.add_column("links below", justify="right")
+    links = list(b.links_per_tier.values())
+    for i, (tier, n) in enumerate(b.switches_per_tier.items()):
+        tab.add_row(tier, f"{n:,}", f"{links[i]:,}" if i < len(links) else "")
+    tab.add_row("total", f"{b.switch_count:,}", f"{sum(links):,}")
+    console.print(tab)
+    opt = Table(show_header=True, header_style="bold")
+    for col, just in (("where", "left"), ("module / cable", "left"), ("count", "right"), ("power", "right")):
+        opt.add_column(col, justify=just)  # type: ignore[arg-type]
+    for x in b.optics_lines:
+        opt.add_row(x.where, x.name or f"(no catalog {x.kind})", f"{x.count:,}", _kw(x.power_w))
+    console.print(opt)
+    bis = b.bisection_bytes_per_s
+    console.print(
+        f"bisection {bis * 8 / 1e12:,.1f} Tb/s one way ({bis * 8 / GIGA / c.accelerators * 2:,.0f} Gb/s per GPU "
+        f"across the cut) · {t.nodes_per_leaf} nodes per leaf · {t.leaves_per_pod} leaves per pod · {t.pods} pod(s)"
+    )
+    console.print(
+        f"power: switches {_kw(b.switch_power_w)} + optics {_kw(b.optics_power_w)} = {_kw(b.network_power_w)} "
+        f"({b.network_power_w / c.accelerators:,.0f} W per GPU) · {b.optics_count:,} transceivers · "
+        f"{b.cables['fibre']:,} fibres, {b.cables['copper']:,} copper cables"
+    )
+    reach = " · ".join(f"{k}-tier {v:,}" for k, v in b.max_accelerators_for_tiers.items())
+    console.print(f"largest cluster with this switch: {reach} GPUs")
+    if t.scale_up is not None:
+        su = t.scale_up
+        kind = "supernode" if su.supernode else "in-node"
+        console.print(
+            f"scale-up: {su.count:,} domains of {su.size} ({kind}), "
+            f"{su.bandwidth_per_gpu / GIGA:,.0f} GB/s per GPU each way"
+        )
+    for a in b.assumptions:
+        console.print(f"  · {a}", markup=False, style="dim")

@@ -1,0 +1,353 @@
+"""Flow-level contention simulator: traffic of a collective over a placement, routed with ECMP or adaptive
+routing over the fat-tree, bandwidth shared max-min fairly, flows progressing until done.
+
+* **Traffic** (:func:`collective_traffic`): a communicator of ``size`` ranks ``stride`` apart (all such
+  groups of the cluster run at once, as DP or EP groups do). Rings (all-reduce, reduce-scatter,
+  all-gather, broadcast) run one ring per local GPU of each scale-up domain (NCCL: one ring per NIC /
+  rail), so the fabric hop from domain ``i`` to ``i+1`` carries ``factor x S / a`` per rail. All-to-all
+  sends ``S/n`` to every peer, aggregated per rail as NCCL's PXN does: GPU ``(i, l)`` sends
+  ``a x S / n`` to ``(j, l)``; with many pairs, sub-flows are aggregated per leaf pair (``count`` keeps
+  the number of hashed sub-flows). ``send_recv`` is a pipeline chain.
+* **Rates** (:func:`max_min_rates`): progressive filling (Bertsekas & Gallager, *Data Networks*, 6.5.2)
+  on a sparse link×flow incidence with numpy ``bincount``; links whose fair share is within
+  ``precision`` x the current rate level of the bottleneck saturate together, which bounds the
+  iterations by about ``log(max rate / min rate) / precision``.
+* **Events** (:func:`simulate`): rates are recomputed when flows finish; flows finishing within
+  ``precision`` x the elapsed time of the next completion finish together (every rate stays feasible,
+  so the estimate errs long, by at most ``precision``), and at most ``max_events`` solves are made.
+* **Ideal**: the bottleneck-free time, each GPU port draining its bytes at line rate; the slowdown
+  ``T / T_ideal`` is what :func:`contention_factor` returns for ``CommGroup.scale_out_contention``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from wanka.errors import SpecError
+from wanka.network.collectives import OPS
+from wanka.network.routing import Routed, Traffic, route
+from wanka.network.topology import Topology, build_topology
+from wanka.spec.cluster import ClusterSpec
+
+__all__ = [
+    "DEFAULT_ROUTING",
+    "FlowResult",
+    "HotLink",
+    "collective_traffic",
+    "contention_factor",
+    "max_min_rates",
+    "rank_layout",
+    "simulate",
+]
+
+# Routing assumed when the caller names none: InfiniBand switches spray adaptively (Quantum-2 adaptive
+# routing, NCCL_IB_AR_THRESHOLD); RoCE/Ethernet fabrics hash flows (ECMP), as Meta's RoCE paper reports.
+DEFAULT_ROUTING = {"infiniband": "adaptive", "roce": "ecmp", "ethernet": "ecmp"}
+_GPU_LEVEL_PAIRS = 200_000  # all-to-all pairs simulated one by one below this; aggregated per leaf pair above
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+# ---------------------------------------------------------------------------- traffic
+def rank_layout(
+    t: Topology, size: int | None = None, stride: int = 1, placement: str = "contiguous", seed: int = 0
+) -> IntArray:
+    """GPU ids of every communicator of ``size`` ranks ``stride`` apart, shape (groups, domains, per_domain).
+
+    ``placement = "random"`` shuffles the scale-up domains over the cluster (a fragmented scheduler);
+    ``"contiguous"`` keeps rank order = GPU order.
+    """
+    n = t.endpoints
+    size = n if size is None else int(size)
+    if not 1 <= size <= n or stride < 1 or size * stride > n:
+        raise SpecError(
+            f"size = {size}, stride = {stride}: need 1 <= size and size x stride <= {n:,} GPUs", field="size"
+        )
+    d = t.scale_up.size if t.scale_up is not None else t.gpus_per_node
+    block = size * stride
+    blocks = n // block
+    b, o, i = np.meshgrid(np.arange(blocks), np.arange(stride), np.arange(size), indexing="ij")
+    ranks = (b * block + o + stride * i).reshape(blocks * stride, size)
+    if placement == "random":
+        perm = np.random.default_rng(seed).permutation(n // d)
+        dom, loc = np.divmod(ranks, d)
+        ok = dom < perm.size
+        ranks = np.where(ok, perm[np.minimum(dom, perm.size - 1)] * d + loc, ranks)
+    elif placement != "contiguous":
+        raise SpecError(f"= {placement!r}: must be contiguous or random", field="placement")
+    a = min(size, max(1, d // stride))
+    if size % a:
+        a = 1
+    return ranks.reshape(ranks.shape[0], size // a, a).astype(np.int64)
+
+
+def _ring_factor(op: str, n: int) -> float:
+    return {"all_reduce": 2.0 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n}.get(op, 1.0)
+
+
+def _traffic(src: IntArray, dst: IntArray, nbytes: float, planes: int, qps: int) -> Traffic:
+    keep = src != dst
+    s, d = src[keep], dst[keep]
+    return Traffic(s, d, np.full(s.size, nbytes / planes / qps), np.full(s.size, float(qps)))
+
+
+def collective_traffic(
+    t: Topology,
+    op: str,
+    nbytes: float,
+    size: int | None = None,
+    stride: int = 1,
+    placement: str = "contiguous",
+    seed: int = 0,
+    qps: int = 1,
+) -> Traffic:
+    """Fabric flows (one plane) of ``op`` with ``nbytes`` per rank on every communicator of the layout.
+
+    ``qps``: separately hashed sub-flows per connection (NCCL_IB_QPS_PER_CONNECTION, default 1).
+    """
+    if op not in OPS:
+        raise SpecError(f"= {op!r}: must be one of {', '.join(OPS)}", field="op")
+    if not 1 <= qps <= 64:
+        raise SpecError(f"= {qps}: must be 1..64", field="qps")
+    lay = rank_layout(t, size, stride, placement, seed)
+    g, k, a = lay.shape
+    n = k * a
+    if k == 1:
+        e = np.zeros(0, dtype=np.int64)
+        return Traffic(e, e, np.zeros(0), np.zeros(0))
+    if op == "send_recv":
+        flat = lay.reshape(g, n)
+        return _traffic(flat[:, :-1].ravel(), flat[:, 1:].ravel(), nbytes, t.planes, qps)
+    if op != "all_to_all":
+        nxt = np.roll(lay, -1, axis=1)
+        return _traffic(lay.ravel(), nxt.ravel(), _ring_factor(op, n) * nbytes / a, t.planes, qps)
+    per = a * nbytes / n / t.planes / qps
+    pairs = g * a * k * (k - 1)
+    if pairs <= _GPU_LEVEL_PAIRS:
+        i, j = np.nonzero(~np.eye(k, dtype=bool))
+        src = lay[:, i, :].ravel()
+        dst = lay[:, j, :].ravel()
+        return Traffic(src, dst, np.full(src.size, per), np.full(src.size, float(qps)))
+    # aggregate per (source leaf, destination leaf): C[leaf, column] = ranks of column (group, local) on leaf
+    leaf = t.leaf_of(lay)  # (g, k, a)
+    cols = g * a
+    col = (np.arange(g)[:, None, None] * a + np.arange(a)[None, None, :]) + np.zeros((1, k, 1), dtype=np.int64)
+    if cols * t.leaves > 50_000_000:
+        raise SpecError(f"{g:,} groups of {n} ranks are too many to aggregate; use fewer, larger groups", field="size")
+    c = np.bincount((leaf * cols + col).ravel(), minlength=t.leaves * cols).reshape(t.leaves, cols).astype(float)
+    m = c @ c.T
+    m[np.diag_indices_from(m)] -= c.sum(axis=1)  # a rank does not send to itself
+    x, y = np.nonzero(m > 0.5)
+    active = np.bincount(leaf.ravel(), minlength=t.leaves).astype(np.int64)
+    return Traffic(
+        x.astype(np.int64), y.astype(np.int64), np.full(x.size, per), m[x, y] * qps, level="leaf", active=active
+    )
+
+
+# ---------------------------------------------------------------------------- max-min rates
+def max_min_rates(
+    link: IntArray,
+    flow: IntArray,
+    weight: FloatArray,
+    capacity: FloatArray,
+    n_flows: int,
+    precision: float = 1e-3,
+) -> tuple[FloatArray, int]:
+    """Max-min fair rate of each flow (per unit of weight) and the filling iterations used.
+
+    Flow ``f`` loads link ``l`` with ``weight x rate_f`` for every incidence entry ``(l, f)``.
+
+    >>> r, _ = max_min_rates(np.array([0, 0, 1]), np.array([0, 1, 1]), np.ones(3), np.array([1.0, 3.0]), 2)
+    >>> r.tolist()
+    [0.5, 0.5]
+    """
+    rate = np.zeros(n_flows)
+    frozen = np.zeros(n_flows, dtype=bool)
+    resid = np.asarray(capacity, dtype=float).copy()
+    li, fi, wi = link, flow, weight
+    iters, level = 0, 0.0  # level: the common rate of every unfrozen flow
+    while li.size:
+        iters += 1
+        w = np.bincount(li, weights=wi, minlength=resid.size)
+        used = w > 0
+        share = np.full(resid.size, np.inf)
+        share[used] = np.maximum(resid[used], 0.0) / w[used]
+        m = float(share.min())
+        live = np.zeros(n_flows, dtype=bool)
+        live[fi] = True
+        rate[live] += m
+        level += m
+        resid -= m * w
+        sat = used & (share <= m + precision * level + 1e-300)
+        frozen[fi[sat[li]]] = True
+        keep = ~frozen[fi]
+        li, fi, wi = li[keep], fi[keep], wi[keep]
+    return rate, iters
+
+
+# ---------------------------------------------------------------------------- simulation
+@dataclass(frozen=True)
+class HotLink:
+    name: str
+    utilization: float  # busy share of the collective's duration
+    load_bytes: float
+
+
+@dataclass(frozen=True)
+class FlowResult:
+    """Outcome of one flow-level simulation (one plane; planes are identical)."""
+
+    routing: str
+    flows: int
+    subflows: float
+    bytes_sent: float  # all planes
+    bytes_delivered: float
+    completion_time_s: float
+    ideal_time_s: float
+    events: int
+    rate_solves: int
+    filling_iterations: int
+    utilization_percentiles: dict[str, float]  # over links that carry traffic
+    links_used: int
+    hottest: tuple[HotLink, ...]
+    ecmp_imbalance: float  # bundle of the hottest link: its hottest member / the bundle mean
+
+    @property
+    def slowdown(self) -> float:
+        return self.completion_time_s / self.ideal_time_s if self.ideal_time_s > 0 else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "routing": self.routing,
+            "flows": self.flows,
+            "subflows": self.subflows,
+            "bytes_sent": self.bytes_sent,
+            "bytes_delivered": self.bytes_delivered,
+            "completion_time_s": self.completion_time_s,
+            "ideal_time_s": self.ideal_time_s,
+            "slowdown": self.slowdown,
+            "events": self.events,
+            "rate_solves": self.rate_solves,
+            "utilization_percentiles": self.utilization_percentiles,
+            "links_used": self.links_used,
+            "ecmp_imbalance": self.ecmp_imbalance,
+            "hottest_links": [
+                {"link": h.name, "utilization": h.utilization, "load_bytes": h.load_bytes} for h in self.hottest
+            ],
+        }
+
+
+def _empty(routing: str) -> FlowResult:
+    pct = {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+    return FlowResult(routing, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, 0, pct, 0, (), 1.0)
+
+
+def simulate(
+    t: Topology,
+    traffic: Traffic,
+    routing: str = "ecmp",
+    seed: int = 0,
+    *,
+    precision: float = 0.01,
+    max_events: int = 64,
+    top: int = 5,
+) -> FlowResult:
+    """Run ``traffic`` to completion on ``t`` and report completion time, slowdown and link statistics."""
+    if traffic.flows == 0:
+        return _empty(routing)
+    r: Routed = route(t, traffic, routing, seed)
+    nf = traffic.flows
+    rem = traffic.nbytes.astype(float).copy()
+    done_at = np.zeros(nf)
+    active = np.ones(nf, dtype=bool)
+    now, events, iters = 0.0, 0, 0
+    while active.any():
+        ids = np.flatnonzero(active)
+        pos = np.full(nf, -1, dtype=np.int64)
+        pos[ids] = np.arange(ids.size)
+        sel = active[r.flow]
+        rate, it = max_min_rates(r.link[sel], pos[r.flow[sel]], r.weight[sel], r.capacity, ids.size, precision)
+        events += 1
+        iters += it
+        dt = rem[ids] / rate
+        if events >= max_events:
+            done_at[ids] = now + dt  # finish everyone at the current (feasible) rates
+            rem[ids] = 0.0
+            break
+        fin = dt <= dt.min() + precision * (now + dt.min())
+        adv = float(dt[fin].max())
+        done_at[ids[fin]] = now + dt[fin]
+        rem[ids[fin]] = 0.0
+        rem[ids[~fin]] -= rate[~fin] * adv
+        active[ids[fin]] = False
+        now += adv
+    total = float(done_at.max())
+    planes = t.planes
+    sent = traffic.total_bytes * planes
+    delivered = float(np.sum((traffic.nbytes - rem) * traffic.count)) * planes
+    ep = r.endpoint_links & (r.raw_capacity > 0)
+    ideal = float(np.max(r.load[ep] / r.raw_capacity[ep]))
+    member_cap = np.repeat(r.raw_capacity / np.maximum(r.members, 1), r.members)
+    util = np.divide(r.member_load, member_cap * total, out=np.zeros_like(r.member_load), where=member_cap > 0)
+    busy = r.member_load > 0
+    u = util[busy]
+    pct = {k: float(np.percentile(u, q)) if u.size else 0.0 for k, q in (("p50", 50), ("p90", 90), ("p99", 99))}
+    pct["max"] = float(u.max()) if u.size else 0.0
+    order = np.argsort(-util, kind="stable")[:top]
+    hot = tuple(HotLink(r.label(int(m)), float(util[m]), float(r.member_load[m])) for m in order if util[m] > 0)
+    # ECMP imbalance of the bundle holding the hottest link: its hottest member over the bundle mean
+    hot_sl = int(np.searchsorted(r.member_start, order[0], side="right") - 1) if order.size else 0
+    imb = float(r.raw_capacity[hot_sl] / r.capacity[hot_sl]) if r.capacity[hot_sl] > 0 else 1.0
+    return FlowResult(
+        routing,
+        nf,
+        traffic.subflows,
+        sent,
+        delivered,
+        total,
+        ideal,
+        events,
+        events,
+        iters,
+        pct,
+        int(busy.sum()),
+        hot,
+        imb,
+    )
+
+
+# ---------------------------------------------------------------------------- engine hook
+@lru_cache(maxsize=256)
+def _cached_factor(
+    cluster_json: str, op: str, size: int | None, stride: int, routing: str, placement: str, seed: int
+) -> float:
+    cluster = ClusterSpec.model_validate(json.loads(cluster_json))
+    t = build_topology(cluster)
+    traffic = collective_traffic(t, op, 1 << 20, size, stride, placement, seed, qps=cluster.fabric.qps_per_connection)
+    return max(1.0, simulate(t, traffic, routing, seed).slowdown)
+
+
+def contention_factor(
+    cluster: ClusterSpec,
+    op: str,
+    size: int | None = None,
+    stride: int = 1,
+    *,
+    routing: str | None = None,
+    placement: str = "contiguous",
+    seed: int = 0,
+) -> float:
+    """Slowdown (>= 1) of the fabric part of ``op`` on every ``size``-rank, ``stride``-spaced communicator
+    of ``cluster`` running at once, from the flow model (oversubscription and ECMP collisions included).
+
+    Feed it to ``CommGroup.scale_out_contention`` *instead of* ``groups.fabric_contention`` (which
+    models oversubscription alone). ``routing`` defaults to :data:`DEFAULT_ROUTING` for the fabric kind.
+    """
+    rt = routing or cluster.fabric.routing or DEFAULT_ROUTING[cluster.fabric.kind]
+    return _cached_factor(cluster.model_dump_json(), op, size, stride, rt, placement, seed)
