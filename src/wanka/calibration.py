@@ -28,6 +28,7 @@ __all__ = [
     "LAYER_OVERHEAD_S",
     "MOE_LAYER_OVERHEAD_S",
     "MOE_ROUTING_IMBALANCE",
+    "NVLS_EFFICIENCY",
     "OPTIMIZER_BYTES_PER_PARAM",
     "PP_P2P_EXPOSED",
     "SCALE_OUT_EFFICIENCY",
@@ -49,6 +50,9 @@ SCALE_OUT_EFFICIENCY = 0.92
 # All-to-all reaches a lower fraction of line rate (many peers, small chunks; DeepSeek-V3 Sec. 3.2
 # and nccl-tests alltoall on 8x400G reach ~0.6-0.7). benchmark.
 A2A_EFFICIENCY = 0.90
+# NVLink SHARP all-reduce inside an NVSwitch domain: algbw / link rate. nccl-tests on DGX H100 with
+# NVLS: ~275 GB/s algbw (480 GB/s busbw) of 450 GB/s (nccl-tests issue #212). benchmark.
+NVLS_EFFICIENCY = 0.61
 # Per-step latency of one ring/tree hop (NCCL LL128 protocol; nccl-tests small-message latencies).
 SCALE_UP_LATENCY_S = 3e-6
 SCALE_OUT_LATENCY_S = 2.2e-6

@@ -77,3 +77,12 @@ def test_more_oversubscription_never_speeds_up(o1: float, o2: float, n: int) -> 
         return float(collective_time("all_reduce", 1e9, comm_group(c, n, 1)).time_s)
 
     assert t(hi) >= t(lo)
+
+
+def test_dgx_h100_nvls_all_reduce_busbw_near_published() -> None:
+    # nccl-tests all_reduce_perf with NVLS on one DGX H100: ~480 GB/s busbw (nccl-tests issue #212)
+    g = CommGroup(size=8, per_domain=8, scale_up_bw=450e9, scale_out_bw=50e9, scale_up_reduction=True)
+    r = collective_time("all_reduce", 8 * 2**30, g)
+    assert r.busbw / 1e9 == pytest.approx(480, rel=0.15)
+    plain = collective_time("all_reduce", 8 * 2**30, CommGroup(size=8, per_domain=8, scale_up_bw=450e9, scale_out_bw=50e9))
+    assert r.time_s < plain.time_s

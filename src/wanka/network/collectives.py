@@ -60,7 +60,8 @@ class CommGroup:
     scale_out_contention: Num = 1.0
     up_latency_s: float | None = None  # per hop; None = calibration.SCALE_UP_LATENCY_S
     out_latency_s: float | None = None  # per hop; None = calibration.SCALE_OUT_LATENCY_S
-    in_network_reduction: bool = False  # SHARP / NVLS: all-reduce moves each byte once each way
+    in_network_reduction: bool = False  # fabric SHARP: all-reduce across domains moves each byte once each way
+    scale_up_reduction: bool = False  # NVLS: the scale-up switch reduces inside the domain
 
     @property
     def scale_up_latency_s(self) -> float:
@@ -141,7 +142,13 @@ def _hierarchical(op: str, nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]
     up, out = _eff_bws(g)
     s = np.asarray(nbytes, dtype=float)
     if op == "all_reduce":
-        inner = 2.0 * (a - 1.0) / a * s / up + 2.0 * (a - 1.0) * g.scale_up_latency_s
+        if g.scale_up_reduction:
+            # NVLS: each GPU pushes its buffer to the switch once and pulls the reduced result once;
+            # nccl-tests on DGX H100 reach ~275 GB/s algbw (NVLS_EFFICIENCY of the link rate)
+            raw = np.asarray(g.scale_up_bw, dtype=float)
+            inner = s / (raw * cal.NVLS_EFFICIENCY) + 2.0 * g.scale_up_latency_s
+        else:
+            inner = 2.0 * (a - 1.0) / a * s / up + 2.0 * (a - 1.0) * g.scale_up_latency_s
         if g.in_network_reduction:
             outer = s / a / out + 2.0 * np.log2(np.maximum(k, 1.0)) * g.scale_out_latency_s
         else:

@@ -85,4 +85,5 @@ def comm_group(cluster: ClusterSpec, size: Num, stride: Num, contention: float |
             else np.where(np.asarray(domains) > 1, contention, 1.0)
         ),
         in_network_reduction=sharp,
+        scale_up_reduction=bool(cluster.scale_up.in_switch_reduction),
     )

@@ -20,6 +20,9 @@ class ScaleUpSpec(Spec):
     gbytes_per_s_per_direction: float | None = Field(
         None, gt=0, le=100_000, description="per GPU; None = the accelerator's catalog value"
     )
+    in_switch_reduction: bool = Field(
+        False, description="NVLink SHARP (NVLS): the NVSwitch reduces all-reduce data (NVSwitch gen 3+)"
+    )
 
 
 class FabricSpec(Spec):
