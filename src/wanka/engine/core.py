@@ -281,15 +281,19 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
 
     grad_b = 4.0  # fp32 main-grad reduction (Megatron --accumulate-allreduce-grads-in-fp32)
     param_b = 2.0
-    t_ar = dp_op("all_reduce", p_dense, grad_b, dp_group, dpc) + dp_op(
-        "all_reduce", p_expert, grad_b, edp_group, edp
-    )
-    t_rs = dp_op("reduce_scatter", p_dense, grad_b, dp_group, dpc) + dp_op(
-        "reduce_scatter", p_expert, grad_b, edp_group, edp
-    )
-    t_ag = dp_op("all_gather", p_dense, param_b, dp_group, dpc) + dp_op(
-        "all_gather", p_expert, param_b, edp_group, edp
-    )
+    zero_t = np.zeros_like(tp)
+
+    def dp_both(op: str, nbytes_per_param: float, needed: bool) -> Arr:
+        # dense parameters over dp·cp, routed experts over the expert-data-parallel group;
+        # skipped (zero) when no strategy in the batch needs this collective
+        if not needed:
+            return zero_t
+        t = dp_op(op, p_dense, nbytes_per_param, dp_group, dpc)
+        return t + dp_op(op, p_expert, nbytes_per_param, edp_group, edp) if has_moe else t
+
+    t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)))
+    t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)))
+    t_ag = dp_both("all_gather", param_b, bool(np.any(z >= 1)))
     # forward/backward of one micro-batch on this stage is the overlap window
     win_b = t_bwd + t_rec
     win_f = t_fwd

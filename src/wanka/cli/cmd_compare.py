@@ -1,0 +1,87 @@
+"""``wanka compare A B [...]``: the same training job on each cluster, side by side (terminal, JSON, HTML)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from wanka.cli.app import app, console, emit_json
+from wanka.errors import SpecError
+from wanka.spec import load_scenario
+
+__all__: list[str] = []
+
+
+def _tokens(text: str | None, flag: str) -> float | None:
+    if text is None:
+        return None
+    units = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+    t = text.strip().lower()
+    num, unit = (t[:-1], t[-1]) if t and t[-1] in units and not t[-1].isdigit() else (t, "")
+    try:
+        v = float(num) * units[unit]
+    except ValueError:
+        raise SpecError(f"= {text!r}: must be a number of tokens such as 15.6T, 16M or 2e12", field=flag) from None
+    if not v > 0:
+        raise SpecError(f"= {text!r}: must be positive", field=flag)
+    return v
+
+
+@app.command("compare")
+def compare_cmd(
+    scenarios: Annotated[list[str], typer.Argument(help="two or more presets or scenario files")],
+    job: Annotated[
+        str | None,
+        typer.Option("--job", help="put this model preset (or file) on every cluster, strategy picked per cluster"),
+    ] = None,
+    tokens: Annotated[
+        str | None, typer.Option("--tokens", help="with --job: tokens to train (e.g. 15T); default 20 per parameter")
+    ] = None,
+    batch_tokens: Annotated[str, typer.Option("--batch-tokens", help="with --job: global batch in tokens")] = "16M",
+    html: Annotated[Path | None, typer.Option("--html", help="write the HTML report with plots to FILE")] = None,
+    lang: Annotated[str, typer.Option("--lang", help="zh or en")] = "en",
+    replicas: Annotated[int, typer.Option("--replicas", help="Monte Carlo replicas per campaign")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="random seed")] = 0,
+    json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Traditional vs 万卡: scale, 高效训练 (MFU, 线性加速比), 长稳可靠 (failures, ETTR), fabric, facility."""
+    from wanka.report.compare import compare
+    from wanka.report.i18n import check_lang
+
+    lg = check_lang(lang)
+    if not 1 <= replicas <= 100_000:
+        raise SpecError(f"= {replicas}: must be between 1 and 100,000", field="--replicas")
+    if html is not None and html.suffix.lower() not in (".html", ".htm"):
+        raise SpecError(f"= {str(html)!r}: must end in .html", field="--html")
+    batch = _tokens(batch_tokens, "--batch-tokens")
+    assert batch is not None
+    cmp = compare(
+        [load_scenario(s) for s in scenarios],
+        job=job,
+        tokens=_tokens(tokens, "--tokens"),
+        batch_tokens=batch,
+        seed=seed,
+        replicas=replicas,
+    )
+    if html is not None:
+        from wanka.report.html import render_compare_html
+
+        page = render_compare_html(cmp, lg)
+        try:
+            html.write_text(page, encoding="utf-8")
+        except OSError as e:
+            raise SpecError(f"= {str(html)!r}: cannot write ({e.strerror})", field="--html") from None
+    if json_out:
+        d = cmp.to_dict()
+        d["lang"] = lg
+        if html is not None:
+            d["html"] = str(html)
+        emit_json(d)
+        return
+    from wanka.report.terminal import compare_renderable
+
+    console.print(compare_renderable(cmp, lg))
+    if html is not None:
+        console.print(f"HTML report: {html}")
