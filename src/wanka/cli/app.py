@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 
-from wanka.errors import WankaError
+from wanka.errors import SpecError, WankaError
 
-__all__ = ["app", "console", "emit_json", "err_console", "fail", "run_app"]
+__all__ = ["app", "console", "emit_json", "err_console", "fail", "run_app", "write_text_atomic"]
 
 app = typer.Typer(
     name="wanka",
@@ -40,6 +42,18 @@ def _json_default(o: Any) -> Any:
     if isinstance(o, np.ndarray):
         return o.tolist()
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def write_text_atomic(path: Path, text: str, *, field: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename, so a crash or a full disk
+    never leaves a half-written file in place of what the user had; errors name the option."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise SpecError(f"= {str(path)!r}: cannot write ({e.strerror})", field=field) from None
 
 
 def fail(message: str) -> typer.Exit:

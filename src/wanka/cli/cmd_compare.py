@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, console, emit_json, write_text_atomic
 from wanka.errors import SpecError
 from wanka.spec import load_scenario
 
@@ -69,10 +69,7 @@ def compare_cmd(
         from wanka.report.html import render_compare_html
 
         page = render_compare_html(cmp, lg)
-        try:
-            html.write_text(page, encoding="utf-8")
-        except OSError as e:
-            raise SpecError(f"= {str(html)!r}: cannot write ({e.strerror})", field="--html") from None
+        write_text_atomic(html, page, field="--html")
     if json_out:
         d = cmp.to_dict()
         d["lang"] = lg

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, console, emit_json, write_text_atomic
 from wanka.errors import SpecError
 from wanka.spec import ModelSpec, dump_json, dump_yaml, load_model
 from wanka.spec.hf_import import load_hf_config
@@ -72,10 +72,7 @@ def import_cmd(
     m = load_hf_config(config, name=name, seq_len=seq_len)
     text = dump_json(m) if json_out or (out is not None and out.suffix == ".json") else dump_yaml(m)
     if out is not None:
-        try:
-            out.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-        except OSError as e:
-            raise SpecError(f"cannot write file: {e.strerror}", field="--out", source=str(out)) from None
+        write_text_atomic(out, text if text.endswith("\n") else text + "\n", field="--out")
     if json_out:
         emit_json(m.model_dump(mode="json"))
     elif out is None:

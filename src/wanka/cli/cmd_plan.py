@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, console, emit_json, write_text_atomic
 from wanka.engine import StepResult, chrome_trace, estimate_step
 from wanka.errors import WankaError
 from wanka.spec import Scenario, load_scenario
@@ -118,9 +118,7 @@ def plan(
     sc = load_scenario(scenario)
     r = estimate_step(sc)
     if trace is not None:
-        tmp = trace.with_name(trace.name + ".tmp")
-        tmp.write_text(json.dumps(chrome_trace(r, name=sc.name)), encoding="utf-8")
-        tmp.replace(trace)  # atomic: a crash never leaves a half-written trace
+        write_text_atomic(trace, json.dumps(chrome_trace(r, name=sc.name)), field="--trace")
     if json_out:
         emit_json(plan_dict(sc, r))
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from wanka.errors import WankaError
@@ -45,9 +46,12 @@ def plot_ettr(scenario: Scenario, *, step_time_s: float, path: str | Path, repli
     b.legend()
     fig.suptitle(f"{scenario.name}: effective training time ratio")
     fig.tight_layout()
+    tmp = p.with_name(f".{p.name}.tmp{p.suffix}")  # written whole, then renamed over the target
     try:
-        fig.savefig(p)
+        fig.savefig(tmp)
+        os.replace(tmp, p)
     except OSError as e:
+        tmp.unlink(missing_ok=True)
         raise WankaError(f"cannot write plot {p}: {e.strerror}") from None
     finally:
         plt.close(fig)
