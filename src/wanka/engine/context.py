@@ -89,7 +89,7 @@ def make_context(scenario: Scenario) -> Context:
     else:
         gemm_peak = acc.peak(prec) if fp8 else half
     params = parameter_count(model)
-    ring_c, a2a_c, note = fabric_slowdowns(cluster)
+    ring_c, a2a_c, note = fabric_slowdowns(cluster, all_to_all=model.moe is not None)
     if note:
         notes.append(note)
     n_moe = model.n_moe_layers + (model.mtp_layers if model.moe is not None else 0)

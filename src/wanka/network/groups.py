@@ -35,7 +35,7 @@ def fabric_contention(cluster: ClusterSpec, domains_spanned: Num) -> Num:
     return np.where(np.asarray(domains_spanned) > 1, o, 1.0) if o > 1 else 1.0
 
 
-def fabric_slowdowns(cluster: ClusterSpec) -> tuple[float, float, str]:
+def fabric_slowdowns(cluster: ClusterSpec, *, all_to_all: bool = True) -> tuple[float, float, str]:
     """Flow-model slowdowns (>= 1) of the fabric part of ring collectives and of all-to-all.
 
     From :func:`wanka.network.flow.contention_factor` on two canonical patterns of the whole cluster,
@@ -43,7 +43,8 @@ def fabric_slowdowns(cluster: ClusterSpec) -> tuple[float, float, str]:
     pattern) and 64-rank all-to-all groups (expert parallelism across nodes). They include leaf
     oversubscription and ECMP hash collisions (with the fabric's ``qps_per_connection``), so they
     replace :func:`fabric_contention`. Returns ``(ring, all_to_all, note)``; a fabric the builder
-    cannot wire falls back to oversubscription alone, and says so.
+    cannot wire falls back to oversubscription alone, and says so. ``all_to_all=False`` skips the
+    all-to-all pattern (1.0), the costlier of the two to simulate, for jobs without experts.
     """
     from wanka.errors import WankaError
     from wanka.network.flow import contention_factor
@@ -54,7 +55,7 @@ def fabric_slowdowns(cluster: ClusterSpec) -> tuple[float, float, str]:
     try:
         ring = contention_factor(cluster, "all_reduce", size=cluster.nodes, stride=g)
         n_a2a = min(cluster.accelerators, 64)
-        a2a = contention_factor(cluster, "all_to_all", size=n_a2a, stride=1) if n_a2a > g else 1.0
+        a2a = contention_factor(cluster, "all_to_all", size=n_a2a, stride=1) if all_to_all and n_a2a > g else 1.0
     except WankaError as e:
         o = cluster.fabric.oversubscription
         return o, o, f"fabric contention from oversubscription only (flow model unavailable: {e})"

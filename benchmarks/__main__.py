@@ -1,0 +1,9 @@
+"""``python -m benchmarks``: run every benchmark and print its figures."""
+
+from __future__ import annotations
+
+import importlib
+
+for name in ("bench_engine", "bench_network", "bench_ops", "bench_platform", "bench_planner"):
+    print(f"== {name}")
+    importlib.import_module(f"benchmarks.{name}").main()

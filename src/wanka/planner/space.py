@@ -1,0 +1,188 @@
+"""The space of parallel strategies for one job, enumerated with pruning.
+
+Shape rules first, memory second, time last:
+
+1. **shapes** ``(tp, cp, pp, dp, ep)`` with ``tp·cp·pp·dp = GPUs``: ``tp`` divides the attention heads
+   (and is divided by or divides the KV heads), stays inside one scale-up domain (Megatron-LM keeps
+   TP on NVLink; Narayanan et al. 2021 Sec. 3.2); ``cp`` is a power of two with ``seq_len`` divisible
+   by ``2·cp`` (load-balanced causal ring attention); ``pp ≤ layers``; ``dp`` divides the global batch;
+   ``ep`` divides the experts and ``dp·cp`` (MoE only).
+2. **memory**: each shape is evaluated once at its least-memory settings (micro-batch 1, full
+   recompute, vpp 1, every ZeRO stage); a shape none of whose variants fits in HBM is dropped whole.
+3. the surviving shapes are crossed with micro-batch (divisors of the per-replica batch),
+   vpp (``pp·vpp ≤ layers``, micro-batches divisible by ``pp``), ZeRO 0-3 and recompute
+   none/selective/full; ``sp`` is on whenever ``tp > 1``.
+
+Every row the space yields still passes through :func:`wanka.engine.evaluate_batch`, whose
+feasibility rules are the ground truth; the rules here only keep the batch small.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from wanka.engine import Context, Strategies, evaluate_batch
+from wanka.errors import SpecError
+
+__all__ = ["SearchSpace", "SpaceCounts", "enumerate_space", "shape_candidates"]
+
+MAX_CP = 64  # ring attention beyond 64 ranks is not used in any published run
+CHUNK_ROWS = 65_536  # rows per evaluate_batch call (bounds peak memory)
+MAX_ROWS = 1_000_000  # hard bound on one search's size (rows × ~20 float columns in memory)
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """Bounds of the enumeration (the defaults cover every published layout)."""
+
+    micro_batches: tuple[int, ...] = (1, 2, 4, 8)
+    vpp_max: int = 8
+    zero: tuple[int, ...] = (0, 1, 2, 3)
+    recompute: tuple[int, ...] = (0, 1, 2)  # 0 none, 1 selective, 2 full
+    max_cp: int = MAX_CP
+    max_ep: int | None = None  # None: up to the expert count
+    memory_prune: bool = True
+
+
+@dataclass
+class SpaceCounts:
+    """How many candidates each stage of the enumeration kept or dropped."""
+
+    shapes_considered: int = 0
+    shapes_kept: int = 0
+    shapes_pruned: dict[str, int] = field(default_factory=dict)
+    shapes_no_fit: int = 0
+    strategies: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shapes_considered": self.shapes_considered,
+            "shapes_kept": self.shapes_kept,
+            "shapes_pruned": dict(self.shapes_pruned),
+            "shapes_no_fit": self.shapes_no_fit,
+            "strategies": self.strategies,
+        }
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def _powers_of_two(limit: int) -> list[int]:
+    out, v = [], 1
+    while v <= limit:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def shape_candidates(ctx: Context, space: SearchSpace, counts: SpaceCounts) -> list[tuple[int, int, int, int, int]]:
+    """``(tp, cp, pp, dp, ep)`` tuples that pass the shape rules; drops are tallied in ``counts``."""
+    m = ctx.model
+    n = ctx.gpus
+    layers = m.n_layers + m.mtp_layers
+    kv = m.n_heads if m.attention is not None else m.n_kv_heads
+    domain = ctx.cluster.scale_up.domain_size
+    pruned: Counter[str] = Counter()
+    out: list[tuple[int, int, int, int, int]] = []
+    for tp in _divisors(n):
+        if m.n_heads % tp:
+            pruned["tp does not divide n_heads"] += 1
+            continue
+        if kv % tp and tp % kv:
+            pruned["tp and n_kv_heads do not divide one another"] += 1
+            continue
+        if tp > domain:
+            pruned["tp exceeds the scale-up domain"] += 1
+            continue
+        for cp in _powers_of_two(min(space.max_cp, n // tp)):
+            if (n // tp) % cp:
+                continue
+            if cp > 1 and ctx.seq_len % (2 * cp):
+                pruned["seq_len not divisible by 2·cp"] += 1
+                continue
+            for pp in _divisors(n // (tp * cp)):
+                counts.shapes_considered += 1
+                if pp > layers:
+                    pruned["pp exceeds the layers"] += 1
+                    continue
+                dp = n // (tp * cp * pp)
+                if ctx.global_batch_seqs % dp:
+                    pruned["global batch not divisible by dp"] += 1
+                    continue
+                for ep in _ep_candidates(ctx, space, dp * cp):
+                    out.append((tp, cp, pp, dp, ep))
+    counts.shapes_pruned = dict(sorted(pruned.items()))
+    return out
+
+
+def _ep_candidates(ctx: Context, space: SearchSpace, dpc: int) -> list[int]:
+    moe = ctx.model.moe
+    if moe is None:
+        return [1]
+    cap = moe.n_experts if space.max_ep is None else min(space.max_ep, moe.n_experts)
+    return [e for e in _divisors(moe.n_experts) if e <= cap and dpc % e == 0]
+
+
+def _columns(rows: Sequence[tuple[int, ...]], names: tuple[str, ...]) -> Strategies:
+    a = np.asarray(rows, dtype=np.int64).reshape(-1, len(names))
+    cols: dict[str, Any] = {k: a[:, i] for i, k in enumerate(names)}
+    cols["sp"] = cols["tp"] > 1
+    return Strategies.from_columns(**cols)
+
+
+_SHAPE = ("tp", "cp", "pp", "dp", "ep")
+_FULL = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "vpp", "zero", "recompute")
+
+
+def _memory_survivors(
+    ctx: Context, shapes: list[tuple[int, int, int, int, int]], space: SearchSpace
+) -> list[tuple[int, int, int, int, int]]:
+    """Shapes with at least one least-memory variant (mb 1, full recompute, vpp 1) that fits."""
+    if not shapes or not space.memory_prune:
+        return shapes
+    least_rec = max(space.recompute)
+    mb = min(space.micro_batches)
+    rows = [(*s, mb, 1, z, least_rec) for s in shapes for z in space.zero]
+    res = evaluate_batch(ctx, _columns(rows, _FULL), 1.0)
+    fits = np.asarray(np.any(np.asarray(res.fits).reshape(len(shapes), len(space.zero)), axis=1), dtype=bool)
+    return [s for i, s in enumerate(shapes) if fits[i]]
+
+
+def enumerate_space(ctx: Context, space: SearchSpace | None = None) -> tuple[Strategies, SpaceCounts]:
+    """Every candidate strategy for ``ctx``'s job after shape and memory pruning."""
+    space = space or SearchSpace()
+    counts = SpaceCounts()
+    shapes = shape_candidates(ctx, space, counts)
+    kept = _memory_survivors(ctx, shapes, space)
+    counts.shapes_no_fit = len(shapes) - len(kept)
+    counts.shapes_kept = len(kept)
+    m = ctx.model
+    layers = m.n_layers + m.mtp_layers
+    rows: list[tuple[int, ...]] = []
+    tail = [(z, r) for z in space.zero for r in space.recompute]
+    for tp, cp, pp, dp, ep in kept:
+        per_replica = ctx.global_batch_seqs // dp
+        for mb in space.micro_batches:
+            if per_replica % mb:
+                continue
+            n_mb = per_replica // mb
+            vpps = [1] if pp == 1 else [v for v in range(1, space.vpp_max + 1) if pp * v <= layers]
+            for v in vpps:
+                if v > 1 and n_mb % pp:
+                    continue
+                rows.extend((tp, cp, pp, dp, ep, mb, v, z, r) for z, r in tail)
+        if len(rows) > MAX_ROWS:
+            raise SpecError(
+                f"more than {MAX_ROWS:,} strategies to evaluate; narrow the space (fewer micro-batch sizes, "
+                "a lower vpp_max or max_ep)",
+                field="search",
+            )
+    counts.strategies = len(rows)
+    return _columns(rows, _FULL), counts
