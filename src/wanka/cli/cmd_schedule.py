@@ -24,8 +24,8 @@ from wanka.platform import (
     synthetic_workload,
 )
 from wanka.platform.workloads import BUILTIN_CLUSTERS
-from wanka.spec import ClusterSpec, load_scenario
-from wanka.spec.io import _validate, read_yaml
+from wanka.spec import load_scenario
+from wanka.spec.io import load_cluster, read_yaml
 
 __all__ = ["schedule"]
 
@@ -39,9 +39,9 @@ def _cluster(name: str) -> Cluster:
     if p.suffix in (".yaml", ".yml", ".json"):
         if not p.exists():
             raise SpecError(f"no such file: {p}", field="--cluster")
-        data, lines = read_yaml(p)
+        data, _ = read_yaml(p)
         if isinstance(data, dict) and "cluster" not in data:  # a bare ClusterSpec
-            return Cluster.from_spec(_validate(ClusterSpec, data, str(p), lines))
+            return Cluster.from_spec(load_cluster(p))
     try:
         return Cluster.from_spec(load_scenario(name).cluster)
     except SpecError as e:

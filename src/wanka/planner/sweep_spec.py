@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from wanka.errors import SpecError
 from wanka.planner.search import OBJECTIVES
 from wanka.spec import Scenario, load_scenario, parse_scenario
-from wanka.spec.io import read_yaml
+from wanka.spec.io import deep_merge, read_yaml
 
 __all__ = ["MODES", "SweepJob", "SweepSpec", "load_sweep", "parse_sweep", "point_key", "point_scenario"]
 
@@ -158,21 +158,11 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
-            out[k] = _merge(out[k], v)
-        else:
-            out[k] = v
-    return out
-
-
 def point_scenario(job: SweepJob, overrides: Mapping[str, Any]) -> tuple[Scenario, dict[str, Any] | None]:
     """The point's scenario (no strategy) and the strategy mapping it would inherit (or None)."""
     flat = dict(job.fixed)
     flat.update(overrides)
-    data = _merge(job.base, _nest(flat))
+    data = deep_merge(job.base, _nest(flat))
     parallel = data.pop("parallel", None)
     if "job_gpus" not in flat:
         resized = any(p in _SIZE_PATHS for p in flat)

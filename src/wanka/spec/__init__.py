@@ -2,10 +2,12 @@
 
 from wanka.spec.cluster import ClusterSpec, FabricSpec, ScaleUpSpec, StorageSpec
 from wanka.spec.io import (
+    deep_merge,
     dump_json,
     dump_yaml,
     list_model_presets,
     list_presets,
+    load_cluster,
     load_model,
     load_scenario,
     parse_model,
@@ -30,10 +32,12 @@ __all__ = [
     "Scenario",
     "StorageSpec",
     "TrainingSpec",
+    "deep_merge",
     "dump_json",
     "dump_yaml",
     "list_model_presets",
     "list_presets",
+    "load_cluster",
     "load_model",
     "load_scenario",
     "parse_model",

@@ -18,14 +18,17 @@ from pydantic import BaseModel, ValidationError
 
 from wanka import yamlio
 from wanka.errors import SpecError
+from wanka.spec.cluster import ClusterSpec
 from wanka.spec.model import ModelSpec
 from wanka.spec.scenario import Scenario
 
 __all__ = [
+    "deep_merge",
     "dump_json",
     "dump_yaml",
     "list_model_presets",
     "list_presets",
+    "load_cluster",
     "load_model",
     "load_scenario",
     "parse_model",
@@ -97,12 +100,12 @@ def read_yaml(path: Path) -> tuple[Any, _Lines]:
     return data, _Lines(text)
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     """Deep-merge ``over`` into ``base`` (mappings merge, everything else replaces)."""
     out = dict(base)
     for k, v in over.items():
         if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
-            out[k] = _merge(out[k], v)
+            out[k] = deep_merge(out[k], v)
         else:
             out[k] = v
     return out
@@ -176,14 +179,14 @@ def _resolve(data: Mapping[str, Any], source: str | None, depth: int = 0) -> dic
         if not isinstance(base, str):
             raise SpecError(f"= {base!r}: must be a preset name or file path", field="base", source=source)
         base_data, _ = read_yaml(_scenario_path(base))
-        out = _merge(_resolve(base_data, base, depth + 1), out)
+        out = deep_merge(_resolve(base_data, base, depth + 1), out)
     model = out.get("model")
     if isinstance(model, str):
         out["model"] = load_model(model).model_dump(mode="python")
     elif isinstance(model, Mapping) and "base" in model:
         m = dict(model)
         base_model = load_model(str(m.pop("base"))).model_dump(mode="python")
-        out["model"] = _merge(base_model, m)
+        out["model"] = deep_merge(base_model, m)
     return out
 
 
@@ -225,3 +228,10 @@ def dump_yaml(spec: BaseModel) -> str:
 
 def dump_json(spec: BaseModel) -> str:
     return json.dumps(spec.model_dump(mode="json"), ensure_ascii=False, indent=2)
+
+
+def load_cluster(path: str | Path) -> ClusterSpec:
+    """A bare cluster YAML/JSON file (the ``cluster:`` block of a scenario on its own)."""
+    p = Path(path)
+    data, lines = read_yaml(p)
+    return _validate(ClusterSpec, data, str(p), lines)
