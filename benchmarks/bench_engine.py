@@ -45,10 +45,14 @@ def main() -> None:
     t0 = time.perf_counter()
     evaluate_batch(ctx, st, 1.0)
     t_many = time.perf_counter() - t0
-    print(f"estimate_step (preset meta-24k-h100-roce): {t_step * 1e3:.3f} ms per call "
-          f"(of which make_context {t_ctx * 1e3:.3f} ms)   target < 1 ms")
-    print(f"estimate_many: {n:,} strategies in {t_many:.3f} s = {n / t_many:,.0f} strategies/s "
-          f"({t_many / n * 1e6:.2f} µs each)   target >= 20,000/s")
+    print(
+        f"estimate_step (preset meta-24k-h100-roce): {t_step * 1e3:.3f} ms per call "
+        f"(of which make_context {t_ctx * 1e3:.3f} ms)   target < 1 ms"
+    )
+    print(
+        f"estimate_many: {n:,} strategies in {t_many:.3f} s = {n / t_many:,.0f} strategies/s "
+        f"({t_many / n * 1e6:.2f} µs each)   target >= 20,000/s"
+    )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import numpy as np
 from wanka import calibration as cal
 from wanka.engine import evaluate_batch, make_context
 from wanka.validate.cases import case_scenario, load_cases
-from wanka.validate.run import _candidates
+from wanka.validate.run import _candidates, pick
 
 FITTED = {
     "GEMM_EFF_MAX": (0.6, 1.0),
@@ -40,26 +40,31 @@ FITTED = {
 }
 
 
-def prepare() -> list[tuple[object, object, float]]:
+def prepare() -> list[tuple[object, object, float, bool]]:
     cases, _ = load_cases()
     out = []
     for c in cases:
         if c.kind != "steady_state":
             continue
         sc, unknown = case_scenario(c)
-        out.append((make_context(sc), _candidates(sc, unknown), c.truth))
+        out.append((make_context(sc), _candidates(sc, unknown), c.truth, unknown["micro_batch"]))
     return out
 
 
-def errors(prepared: list[tuple[object, object, float]]) -> np.ndarray:
+def errors(prepared: list[tuple[object, object, float, bool]]) -> np.ndarray:
     errs = []
-    for ctx, st, truth in prepared:
+    for ctx, st, truth, mb_unknown in prepared:
         r = evaluate_batch(ctx, st, 1.0)  # type: ignore[arg-type]
-        ok = (r.reason == -1) | (r.reason == -2) | (r.reason == 5)
-        tps = np.where(r.reason == -1, r.tokens_per_s_per_gpu, -np.inf)
-        if not np.isfinite(tps).any():
-            tps = np.where(ok, r.tokens_per_s_per_gpu, -np.inf)
-        errs.append(float(np.max(tps)) / truth - 1.0)
+        ok = r.reason == -1
+        pool = ok if ok.any() else (r.reason == -1) | (r.reason == -2) | (r.reason == 5)
+        fit = bool((pool & r.fits).any())
+        _, pred = pick(
+            r.tokens_per_s_per_gpu,
+            pool & r.fits if fit else pool,
+            st.micro_batch,  # type: ignore[attr-defined]
+            mb_unknown and fit,
+        )
+        errs.append(pred / truth - 1.0)
     return np.array(errs)
 
 

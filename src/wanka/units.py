@@ -61,9 +61,7 @@ def parse_bytes(text: str) -> float:
     """
     m = _SIZE_RE.match(text)
     if not m or m.group(2).lower() not in _SIZE_UNITS:
-        raise ValueError(
-            f"{text!r} is not a size; use a number with an optional unit (B, KB, MiB, GiB, TB …)"
-        )
+        raise ValueError(f"{text!r} is not a size; use a number with an optional unit (B, KB, MiB, GiB, TB …)")
     return float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
 
 

@@ -144,18 +144,14 @@ def test_usage_error_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.skipif(not WANKA.exists(), reason="console script not installed in .venv")
 @pytest.mark.parametrize("argv", [BAD[1][0], BAD[7][0]])
 def test_bad_input_subprocess(argv: list[str], tmp_path: Path) -> None:
-    r = subprocess.run(
-        [str(WANKA), *_materialise(argv, tmp_path)], capture_output=True, text=True, timeout=60
-    )
+    r = subprocess.run([str(WANKA), *_materialise(argv, tmp_path)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert r.stderr.startswith("error:") and "Traceback" not in r.stderr
 
 
 @pytest.mark.skipif(not WANKA.exists(), reason="console script not installed in .venv")
 def test_show_json_subprocess() -> None:
-    r = subprocess.run(
-        [str(WANKA), "show", "meta-24k-h100-roce", "--json"], capture_output=True, text=True, timeout=60
-    )
+    r = subprocess.run([str(WANKA), "show", "meta-24k-h100-roce", "--json"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["accelerators"] == 24576
 

@@ -131,9 +131,7 @@ def test_more_micro_batches_never_increase_bubble_fraction(k1: int, k2: int, pp:
 
     def frac(k: int) -> float:
         gbs = 128 * 2**k  # m = pp·2^k micro-batches, divisible by pp for the interleaved case
-        sc = scenario(
-            training={"global_batch_seqs": gbs}, parallel={"tp": 1, "pp": pp, "dp": 128 // pp, "vpp": v}
-        )
+        sc = scenario(training={"global_batch_seqs": gbs}, parallel={"tp": 1, "pp": pp, "dp": 128 // pp, "vpp": v})
         r = estimate_step(sc, require_fit=False)
         return r.breakdown["pp_bubble"] / r.step_time_s
 

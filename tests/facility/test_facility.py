@@ -72,9 +72,7 @@ def test_bloom_training_energy_against_luccioni() -> None:
 
 
 def test_energy_cost_and_co2_by_hand() -> None:
-    s = cluster(
-        facility={"pue": 1.25, "electricity_usd_per_kwh": 0.10, "grid_kgco2_per_kwh": 0.5}, campaign_days=10.0
-    )
+    s = cluster(facility={"pue": 1.25, "electricity_usd_per_kwh": 0.10, "grid_kgco2_per_kwh": 0.5}, campaign_days=10.0)
     r = assess(s, utilization=0.4)
     kwh = r.it_power_w * 1.25 * 10 * 86400 / 3.6e6  # whole cluster is the job here
     assert r.energy_j == pytest.approx(kwh * 3.6e6)

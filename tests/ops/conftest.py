@@ -9,8 +9,15 @@ from wanka.spec import Scenario, load_scenario, parse_scenario
 
 # Llama 3 405B (The Llama 3 Herd of Models, arXiv:2407.21783, Table 3 and Sec. 3.3.2: tp 8, pp 16, dp 128).
 LLAMA3_MODEL: dict[str, Any] = {
-    "name": "llama3-405b", "n_layers": 126, "hidden": 16384, "n_heads": 128, "n_kv_heads": 8,
-    "ffn_hidden": 53248, "ffn_act": "swiglu", "vocab": 128256, "seq_len": 8192,
+    "name": "llama3-405b",
+    "n_layers": 126,
+    "hidden": 16384,
+    "n_heads": 128,
+    "n_kv_heads": 8,
+    "ffn_hidden": 53248,
+    "ffn_act": "swiglu",
+    "vocab": 128256,
+    "seq_len": 8192,
 }
 # Step time from the paper's Table 4 (400 TFLOP/s per GPU at 16,384 GPUs, 16M-token batch):
 # (6 × 405e9 + 12 × 126 × 16384 × 8192) FLOP/token × 16.78e6 tokens / (16,384 × 400e12 FLOP/s) ≈ 6.7 s.
@@ -30,8 +37,12 @@ PRACTICE: dict[str, Any] = {
 def llama3_inline(**over: Any) -> Scenario:
     data: dict[str, Any] = {
         "name": "llama3-54d-inline",
-        "cluster": {"accelerator": "H100", "nodes": 2048, "gpus_per_node": 8,
-                    "fabric": {"kind": "roce", "tiers": 3, "nic_gbps_per_gpu": 400.0}},
+        "cluster": {
+            "accelerator": "H100",
+            "nodes": 2048,
+            "gpus_per_node": 8,
+            "fabric": {"kind": "roce", "tiers": 3, "nic_gbps_per_gpu": 400.0},
+        },
         "model": LLAMA3_MODEL,
         "training": {"tokens": 15.6e12, "global_batch_seqs": 2048},
         "parallel": {"tp": 8, "pp": 16, "dp": 128, "cp": 1},
@@ -53,8 +64,13 @@ def llama3_preset() -> Scenario:
 
 
 SMALL_MODEL: dict[str, Any] = {
-    "n_layers": 32, "hidden": 4096, "n_heads": 32, "n_kv_heads": 8, "ffn_hidden": 14336,
-    "vocab": 128256, "seq_len": 8192,
+    "n_layers": 32,
+    "hidden": 4096,
+    "n_heads": 32,
+    "n_kv_heads": 8,
+    "ffn_hidden": 14336,
+    "vocab": 128256,
+    "seq_len": 8192,
 }
 
 

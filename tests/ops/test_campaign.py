@@ -57,8 +57,13 @@ def test_no_failures_gives_the_checkpoint_only_value() -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(scale=st.floats(0.0, 60.0), nodes=st.integers(2, 256), restart=st.floats(0, 3600),
-       mode=st.sampled_from(["sync", "async", "in_memory"]), dist=st.sampled_from(["exponential", "weibull"]))
+@given(
+    scale=st.floats(0.0, 60.0),
+    nodes=st.integers(2, 256),
+    restart=st.floats(0, 3600),
+    mode=st.sampled_from(["sync", "async", "in_memory"]),
+    dist=st.sampled_from(["exponential", "weibull"]),
+)
 def test_ettr_is_a_fraction(scale: float, nodes: int, restart: float, mode: str, dist: str) -> None:
     fail = {"rate_scale": scale, "restart_s": restart, "distribution": dist, "weibull_shape": 0.7}
     s = small(nodes=nodes, days=2.0, failures=fail, checkpoint={"mode": mode})
@@ -71,25 +76,35 @@ def test_ettr_is_a_fraction(scale: float, nodes: int, restart: float, mode: str,
 
 
 @settings(max_examples=25, deadline=None)
-@given(a=st.floats(0.0, 50.0), k=st.floats(1.0, 10.0), nodes=st.integers(2, 512),
-       mode=st.sampled_from(["sync", "async", "in_memory"]))
+@given(
+    a=st.floats(0.0, 50.0),
+    k=st.floats(1.0, 10.0),
+    nodes=st.integers(2, 512),
+    mode=st.sampled_from(["sync", "async", "in_memory"]),
+)
 def test_more_failures_never_raise_ettr_closed_form(a: float, k: float, nodes: int, mode: str) -> None:
-    lo = campaign_inputs(small(nodes=nodes, failures={"rate_scale": a}, checkpoint={"mode": mode}),
-                         step_time_s=5.0)
-    hi = campaign_inputs(small(nodes=nodes, failures={"rate_scale": a * k}, checkpoint={"mode": mode}),
-                         step_time_s=5.0)
+    lo = campaign_inputs(small(nodes=nodes, failures={"rate_scale": a}, checkpoint={"mode": mode}), step_time_s=5.0)
+    hi = campaign_inputs(small(nodes=nodes, failures={"rate_scale": a * k}, checkpoint={"mode": mode}), step_time_s=5.0)
     assert expected_ettr(hi) <= expected_ettr(lo) + 1e-12
 
 
 def test_more_failures_never_raise_ettr_monte_carlo() -> None:
-    means = [simulate_campaign(small(nodes=128, failures={"rate_scale": x}), step_time_s=5.0, replicas=400,
-                               seed=11).ettr.mean for x in (0.0, 1.0, 3.0, 10.0, 30.0)]
+    means = [
+        simulate_campaign(
+            small(nodes=128, failures={"rate_scale": x}), step_time_s=5.0, replicas=400, seed=11
+        ).ettr.mean
+        for x in (0.0, 1.0, 3.0, 10.0, 30.0)
+    ]
     assert all(b <= a for a, b in itertools.pairwise(means)), means
 
 
 def test_gpu_hours_add_up() -> None:
-    r = simulate_campaign(small(nodes=128, failures={"rate_scale": 10.0, "planned_interruptions_per_day": 2}),
-                          step_time_s=5.0, replicas=200, seed=2)
+    r = simulate_campaign(
+        small(nodes=128, failures={"rate_scale": 10.0, "planned_interruptions_per_day": 2}),
+        step_time_s=5.0,
+        replicas=200,
+        seed=2,
+    )
     total = r.wall_clock_s.mean * r.gpus / 3600
     lost = sum(v for k, v in r.gpu_hours_lost.items() if k != "stragglers")
     assert lost + r.ettr.mean * total == pytest.approx(total, rel=1e-9)
@@ -108,8 +123,7 @@ def test_tokens_mode_and_throughput() -> None:
 
 
 def test_spares_and_stragglers_lower_ettr_and_goodput() -> None:
-    with_spares = simulate_campaign(small(nodes=256, failures={"hot_spares": 8}), step_time_s=5.0,
-                                    replicas=200)
+    with_spares = simulate_campaign(small(nodes=256, failures={"hot_spares": 8}), step_time_s=5.0, replicas=200)
     none = simulate_campaign(small(nodes=256, failures={"hot_spares": 0}), step_time_s=5.0, replicas=200)
     assert none.ettr.mean < with_spares.ettr.mean
     strag = {"straggler_fraction": 0.01, "straggler_slowdown": 2.0, "evict_stragglers": False}
@@ -135,6 +149,14 @@ def test_bad_inputs() -> None:
     with pytest.raises(SpecError, match="campaign_days"):
         simulate_campaign(small(days=None, training=None, parallel=None), step_time_s=5.0)
     with pytest.raises(InfeasibleError):
-        run_campaign(campaign_inputs(small(days=None, training={"tokens": 1e13, "global_batch_seqs": 512},
-                                           failures={"rate_scale": 1000.0, "restart_s": 86400.0}),
-                                     step_time_s=5.0), replicas=10)
+        run_campaign(
+            campaign_inputs(
+                small(
+                    days=None,
+                    training={"tokens": 1e13, "global_batch_seqs": 512},
+                    failures={"rate_scale": 1000.0, "restart_s": 86400.0},
+                ),
+                step_time_s=5.0,
+            ),
+            replicas=10,
+        )

@@ -18,16 +18,22 @@ def _file(tmp_path: Path) -> str:
     import yaml
 
     p = tmp_path / "s.yaml"
-    p.write_text(yaml.safe_dump({
-        "name": "t", "cluster": {"accelerator": "H100", "nodes": 64}, "model": LLAMA3_MODEL | {"n_layers": 8},
-        "campaign_days": 7.0, "failures": {"hot_spares": 2},
-    }))
+    p.write_text(
+        yaml.safe_dump(
+            {
+                "name": "t",
+                "cluster": {"accelerator": "H100", "nodes": 64},
+                "model": LLAMA3_MODEL | {"n_layers": 8},
+                "campaign_days": 7.0,
+                "failures": {"hot_spares": 2},
+            }
+        )
+    )
     return str(p)
 
 
 def test_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["reliability", _file(tmp_path), "--step-time", "5", "--replicas", "50", "--seed", "1",
-                 "--json"]) == 0
+    assert main(["reliability", _file(tmp_path), "--step-time", "5", "--replicas", "50", "--seed", "1", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     for k in ("mean", "p5", "p95"):
         assert d["interruptions"][k] >= 0 and 0 < d["ettr"][k] <= 1

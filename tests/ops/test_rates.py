@@ -29,8 +29,10 @@ def test_llama3_table_counts_and_per_unit_arithmetic() -> None:
 
 def test_table_matches_the_published_counts() -> None:
     root = Path(__file__).resolve().parents[2]
-    for p in (root / "src/wanka/data/validation/public_reliability.yaml",
-              Path("/work/shared/validation/public_reliability.yaml")):
+    for p in (
+        root / "src/wanka/data/validation/public_reliability.yaml",
+        Path("/work/shared/validation/public_reliability.yaml"),
+    ):
         if p.exists():
             break
     else:

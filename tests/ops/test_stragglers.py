@@ -22,13 +22,11 @@ def test_eviction_with_spares() -> None:
     e = straggler_effect(nodes=2048, fraction=0.001, slowdown=1.5, evict=True, spares=16)
     assert e.factor == pytest.approx(1.0, abs=1e-6)
     none = straggler_effect(nodes=2048, fraction=0.001, slowdown=1.5, evict=True, spares=0)
-    assert none.factor == pytest.approx(straggler_effect(nodes=2048, fraction=0.001, slowdown=1.5,
-                                                         evict=False).factor)
+    assert none.factor == pytest.approx(straggler_effect(nodes=2048, fraction=0.001, slowdown=1.5, evict=False).factor)
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(1, 5000), f=st.floats(0, 0.2), g=st.floats(0, 0.2), s=st.floats(1, 5),
-       c=st.integers(0, 50))
+@given(n=st.integers(1, 5000), f=st.floats(0, 0.2), g=st.floats(0, 0.2), s=st.floats(1, 5), c=st.integers(0, 50))
 def test_monotone_in_fraction(n: int, f: float, g: float, s: float, c: int) -> None:
     lo, hi = sorted((f, g))
     for evict in (False, True):

@@ -135,9 +135,7 @@ def test_cli_json_and_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     )
     assert rc == 0
     assert set(json.loads(capsys.readouterr().out)["policies"]) == set(SCHEDULERS)
-    rc = main(
-        ["schedule", "--cluster", str(p), "--synthetic", "acme-kalos", "--jobs", "100", "--compare-policies"]
-    )
+    rc = main(["schedule", "--cluster", str(p), "--synthetic", "acme-kalos", "--jobs", "100", "--compare-policies"])
     out = capsys.readouterr().out
     assert rc == 0 and "queue delay mean" in out and "fifo" in out
 

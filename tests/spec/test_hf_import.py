@@ -41,9 +41,7 @@ def test_llama3_8b_matches_published() -> None:
         False,
     )
     assert m.name == "Meta-Llama-3-8B"
-    assert m == load_model("llama3-8b").model_copy(
-        update={"name": m.name, "source": m.source, "notes": m.notes}
-    )
+    assert m == load_model("llama3-8b").model_copy(update={"name": m.name, "source": m.source, "notes": m.notes})
 
 
 def test_mixtral_matches_published() -> None:

@@ -48,6 +48,7 @@ class AcceleratorEntry(_Entry):
     tdp_w: float = Field(gt=0)
     idle_w: float = Field(gt=0)
     matmul_fraction: float = Field(0.8, gt=0, le=1, description="achievable / peak on large GEMMs")
+    attention_fraction: float = Field(0.5, gt=0, le=1, description="fused attention fwd+bwd / BF16 peak")
     default_node: str | None = None
     assumptions: list[str] = []
 
@@ -73,6 +74,7 @@ class Accelerator:
     assumptions: tuple[str, ...] = ()
     aliases: tuple[str, ...] = field(default_factory=tuple)
     matmul_fraction: float = 0.8
+    attention_fraction: float = 0.5
 
     @classmethod
     def from_entry(cls, e: AcceleratorEntry) -> Accelerator:
@@ -94,6 +96,7 @@ class Accelerator:
             assumptions=tuple(e.assumptions),
             aliases=tuple(e.aliases),
             matmul_fraction=e.matmul_fraction,
+            attention_fraction=e.attention_fraction,
         )
 
     def peak(self, dtype: str) -> float:
@@ -117,9 +120,7 @@ class NodeEntry(_Entry):
     cpu_tdp_w: float = Field(gt=0, description="per CPU socket")
     host_memory_gib: float = Field(gt=0)
     scale_out_nics: int = Field(ge=0, description="NICs on the compute fabric")
-    other_w: float = Field(
-        ge=0, description="fans, NVSwitch, drives, DPUs, storage NICs, VR losses at full load"
-    )
+    other_w: float = Field(ge=0, description="fans, NVSwitch, drives, DPUs, storage NICs, VR losses at full load")
     idle_other_w: float = Field(ge=0, description="the same at idle")
     max_power_w: float | None = Field(None, gt=0, description="published system maximum")
     rack_units: float | None = Field(None, gt=0)

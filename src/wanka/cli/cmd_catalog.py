@@ -73,9 +73,7 @@ def _get(row: dict[str, Any], dotted: str) -> str:
 @app.command("catalog")
 def catalog_cmd(
     kind: Annotated[str | None, typer.Option("--kind", help=f"one of: {', '.join(KINDS)}")] = None,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="print JSON (the data-file entries, units in keys)")
-    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="print JSON (the data-file entries, units in keys)")] = False,
 ) -> None:
     """List the hardware catalog entries with their key figures and sources."""
     if kind is not None and kind not in KINDS:

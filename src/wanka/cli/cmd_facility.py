@@ -76,9 +76,7 @@ def facility_cmd(
     ):
         t.add_row(label, _kw(w))
     console.print(t)
-    console.print(
-        f"IT peak {_kw(r.it_power_peak_w)} · node {_kw(r.node.total_w)} (peak {_kw(r.node_peak_w)})"
-    )
+    console.print(f"IT peak {_kw(r.it_power_peak_w)} · node {_kw(r.node.total_w)} (peak {_kw(r.node_peak_w)})")
     console.print(
         f"racks {r.racks:,} × {r.rack.nodes_per_rack} nodes · {_kw(r.rack_power_w)} per rack "
         f"at peak ({_kw(r.rack_power_avg_w)} operating) · budget {_kw(r.rack.rack_budget_w)}"

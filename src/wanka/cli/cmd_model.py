@@ -15,9 +15,7 @@ from wanka.spec.hf_import import load_hf_config
 
 __all__ = ["approx_parameters"]
 
-model_app = typer.Typer(
-    help="Model specs: import a Hugging Face config.json, show a preset.", no_args_is_help=True
-)
+model_app = typer.Typer(help="Model specs: import a Hugging Face config.json, show a preset.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
 
 
@@ -57,12 +55,8 @@ def approx_parameters(m: ModelSpec) -> tuple[float, float]:
 @model_app.command("import")
 def import_cmd(
     config: Annotated[Path, typer.Argument(help="a Hugging Face config.json")],
-    name: Annotated[
-        str | None, typer.Option("--name", help="model name (default: the folder or file name)")
-    ] = None,
-    seq_len: Annotated[
-        int | None, typer.Option("--seq-len", help="training sequence length override")
-    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="model name (default: the folder or file name)")] = None,
+    seq_len: Annotated[int | None, typer.Option("--seq-len", help="training sequence length override")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="write the spec to this .yaml/.json file")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print JSON instead of YAML")] = False,
 ) -> None:
@@ -97,9 +91,7 @@ def show_cmd(
     t.add_column(overflow="fold")
     t.add_row("model", f"{m.name} ({m.type})")
     t.add_row("parameters", f"{total / 1e9:,.1f} B total · {active / 1e9:,.1f} B active per token (approx.)")
-    heads = f"heads {m.n_heads} (kv {m.n_kv_heads}" + (
-        f", head dim {m.kv_channels})" if m.attention is None else ")"
-    )
+    heads = f"heads {m.n_heads} (kv {m.n_kv_heads}" + (f", head dim {m.kv_channels})" if m.attention is None else ")")
     t.add_row(
         "shape",
         f"{m.n_layers} layers · hidden {m.hidden} · {heads} · FFN {m.ffn_hidden} {m.ffn_act} · "

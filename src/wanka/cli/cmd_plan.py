@@ -110,9 +110,7 @@ def print_plan(sc: Scenario, r: StepResult) -> None:
 def plan(
     scenario: Annotated[str, typer.Argument(help="preset name or scenario YAML file")],
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
-    trace: Annotated[
-        Path | None, typer.Option("--trace", help="write one iteration as Chrome-trace JSON")
-    ] = None,
+    trace: Annotated[Path | None, typer.Option("--trace", help="write one iteration as Chrome-trace JSON")] = None,
 ) -> None:
     """Step time, its breakdown, memory per GPU, MFU and time to train of a scenario's job."""
     sc = load_scenario(scenario)

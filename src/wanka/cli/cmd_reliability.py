@@ -24,13 +24,17 @@ def _step_time(scenario: Scenario, override: float | None) -> tuple[float, str]:
             raise SpecError(f"= {override!r}: must be a positive number of seconds", field="--step-time")
         return override, "--step-time"
     if scenario.training is None or scenario.parallel is None:
-        raise SpecError("the scenario has no training job (training and parallel blocks) to time; "
-                        "add one or pass --step-time SECONDS", field="training")
+        raise SpecError(
+            "the scenario has no training job (training and parallel blocks) to time; "
+            "add one or pass --step-time SECONDS",
+            field="training",
+        )
     try:
         from wanka.engine import estimate_step
     except ImportError:
-        raise SpecError("no step-time model is available in this build; pass --step-time SECONDS",
-                        field="--step-time") from None
+        raise SpecError(
+            "no step-time model is available in this build; pass --step-time SECONDS", field="--step-time"
+        ) from None
     try:
         step = estimate_step(scenario)
     except InfeasibleError as e:
@@ -47,10 +51,13 @@ def reliability_cmd(
     scenario: Annotated[str, typer.Argument(help="preset name or scenario file")],
     replicas: Annotated[int, typer.Option("--replicas", help="Monte Carlo replicas")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="random seed (same seed, same result)")] = 0,
-    step_time: Annotated[float | None, typer.Option("--step-time", help="steady-state step time, s "
-                                                    "(default: the engine's estimate)")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="write ETTR vs checkpoint interval and vs "
-                                              "cluster size to FILE.png or FILE.svg")] = None,
+    step_time: Annotated[
+        float | None, typer.Option("--step-time", help="steady-state step time, s (default: the engine's estimate)")
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option("--plot", help="write ETTR vs checkpoint interval and vs cluster size to FILE.png or FILE.svg"),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Failures, recovery and checkpointing over a whole campaign: interruptions, ETTR, time to train."""
@@ -71,36 +78,61 @@ def reliability_cmd(
         emit_json(d)
         return
     i, u = r.interruptions, r.unexpected_interruptions
-    console.print(f"[bold]{s.name}[/] · {r.gpus:,} GPUs on {r.nodes:,} nodes · {r.replicas:,} replicas, "
-                  f"seed {r.seed} · step {dt:.3g} s ({dt_from})")
+    console.print(
+        f"[bold]{s.name}[/] · {r.gpus:,} GPUs on {r.nodes:,} nodes · {r.replicas:,} replicas, "
+        f"seed {r.seed} · step {dt:.3g} s ({dt_from})"
+    )
     window = "window" if r.mode == "window" else "until trained"
-    console.print(f" wall clock       {format_duration(r.wall_clock_s.mean)} ({window}; p5–p95 "
-                  f"{format_duration(r.wall_clock_s.p5)} – {format_duration(r.wall_clock_s.p95)})")
-    console.print(f" interruptions    {i.mean:,.1f} (p5–p95 {i.p5:,.0f} – {i.p95:,.0f}) · unexpected "
-                  f"{u.mean:,.1f} · planned {r.planned_interruptions.mean:,.1f}")
-    console.print(f" job MTBF         {format_duration(r.job_mtbf_s)} · {r.failures_per_day:,.2f} "
-                  f"failures/day · table {r.rates_table}")
-    console.print(f" 有效训练时长 ETTR  {_pct(r.ettr.mean)} (p5–p95 {_pct(r.ettr.p5)} – {_pct(r.ettr.p95)}; "
-                  f"closed form {_pct(r.ettr_analytic)}) · goodput {_pct(r.goodput.mean)}")
+    console.print(
+        f" wall clock       {format_duration(r.wall_clock_s.mean)} ({window}; p5–p95 "
+        f"{format_duration(r.wall_clock_s.p5)} – {format_duration(r.wall_clock_s.p95)})"
+    )
+    console.print(
+        f" interruptions    {i.mean:,.1f} (p5–p95 {i.p5:,.0f} – {i.p95:,.0f}) · unexpected "
+        f"{u.mean:,.1f} · planned {r.planned_interruptions.mean:,.1f}"
+    )
+    console.print(
+        f" job MTBF         {format_duration(r.job_mtbf_s)} · {r.failures_per_day:,.2f} "
+        f"failures/day · table {r.rates_table}"
+    )
+    console.print(
+        f" 有效训练时长 ETTR  {_pct(r.ettr.mean)} (p5–p95 {_pct(r.ettr.p5)} – {_pct(r.ettr.p95)}; "
+        f"closed form {_pct(r.ettr_analytic)}) · goodput {_pct(r.goodput.mean)}"
+    )
     if r.tokens_per_s_per_gpu is not None:
         console.print(f" throughput       {r.tokens_per_s_per_gpu.mean:,.0f} tokens/s/GPU over the campaign")
-    console.print(f" checkpoint       {r.checkpoint_mode} · {format_bytes(r.checkpoint_size_bytes)} · stall "
-                  f"{format_duration(r.checkpoint_blocking_s)} · load "
-                  f"{format_duration(r.checkpoint_load_s)} · every "
-                  f"{format_duration(r.checkpoint_interval_s)} (Young/Daly optimum "
-                  f"{format_duration(r.optimal_checkpoint_interval_s)})")
-    console.print(f" spares           {r.spares:,} nodes · P(no spare) {r.p_no_spare:.2g} · straggler factor "
-                  f"{r.straggler_factor:.3f}")
+    console.print(
+        f" checkpoint       {r.checkpoint_mode} · {format_bytes(r.checkpoint_size_bytes)} · stall "
+        f"{format_duration(r.checkpoint_blocking_s)} · load "
+        f"{format_duration(r.checkpoint_load_s)} · every "
+        f"{format_duration(r.checkpoint_interval_s)} (Young/Daly optimum "
+        f"{format_duration(r.optimal_checkpoint_interval_s)})"
+    )
+    console.print(
+        f" spares           {r.spares:,} nodes · P(no spare) {r.p_no_spare:.2g} · straggler factor "
+        f"{r.straggler_factor:.3f}"
+    )
     t = Table(show_header=True, header_style="bold")
-    for col, just in (("cause", "left"), ("count", "right"), ("p5–p95", "right"), ("detect", "right"),
-                      ("GPU-h lost", "right"), ("share", "right")):
+    for col, just in (
+        ("cause", "left"),
+        ("count", "right"),
+        ("p5–p95", "right"),
+        ("detect", "right"),
+        ("GPU-h lost", "right"),
+        ("share", "right"),
+    ):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for c in sorted(r.by_cause, key=lambda c: -c.count.mean):
         if c.count.mean == 0:
             continue
-        t.add_row(c.label, f"{c.count.mean:,.1f}", f"{c.count.p5:,.0f}–{c.count.p95:,.0f}",
-                  format_duration(c.detection_s) if not c.planned else "–", f"{c.gpu_hours_lost:,.0f}",
-                  _pct(c.share_of_interruptions))
+        t.add_row(
+            c.label,
+            f"{c.count.mean:,.1f}",
+            f"{c.count.p5:,.0f}–{c.count.p95:,.0f}",
+            format_duration(c.detection_s) if not c.planned else "–",
+            f"{c.gpu_hours_lost:,.0f}",
+            _pct(c.share_of_interruptions),
+        )
     for k in ("checkpointing", "stragglers"):
         if r.gpu_hours_lost[k] > 0:
             t.add_row(k, "", "", "", f"{r.gpu_hours_lost[k]:,.0f}", "")

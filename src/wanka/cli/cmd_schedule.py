@@ -74,9 +74,7 @@ def _table(results: list[ScheduleResult]) -> Table:
     for label in results[0].queue_delay_by_size:
         row(
             f"  mean, {label} GPUs",
-            lambda r, lb=label: (
-                f"{r.queue_delay_by_size[lb].mean:,.0f} s" if lb in r.queue_delay_by_size else "-"
-            ),
+            lambda r, lb=label: f"{r.queue_delay_by_size[lb].mean:,.0f} s" if lb in r.queue_delay_by_size else "-",
         )
     row("JCT mean / median", lambda r: f"{r.jct_s.mean:,.0f} / {r.jct_s.median:,.0f} s")
     row("fragmentation", lambda r: f"{r.fragmentation:.2%} ({r.fragmentation_of_free:.1%} of free)")
@@ -105,12 +103,9 @@ def schedule(
     trace: str | None = typer.Option(
         None,
         "--trace",
-        help="job trace CSV (PAI 2023 pod list or "
-        "submit_s,duration_s,gpus[,tenant,priority,tp]) or 'alibaba-pai-2023'",
+        help="job trace CSV (PAI 2023 pod list or submit_s,duration_s,gpus[,tenant,priority,tp]) or 'alibaba-pai-2023'",
     ),
-    synthetic: str | None = typer.Option(
-        None, "--synthetic", help=f"one of {', '.join(SYNTHETIC_WORKLOADS)}"
-    ),
+    synthetic: str | None = typer.Option(None, "--synthetic", help=f"one of {', '.join(SYNTHETIC_WORKLOADS)}"),
     policy: str = typer.Option("easy_backfill", "--policy", help=f"one of {', '.join(SCHEDULERS)}"),
     placement: str = typer.Option("topology_aware", "--placement", help=f"one of {', '.join(PLACEMENTS)}"),
     jobs: int | None = typer.Option(
@@ -118,9 +113,7 @@ def schedule(
     ),
     load: float = typer.Option(0.9, "--load", help="synthetic: offered load (GPU-s asked per s / GPUs)"),
     seed: int = typer.Option(0, "--seed"),
-    failures: bool = typer.Option(
-        True, "--failures/--no-failures", help="node failures (Llama 3 per-node MTBF)"
-    ),
+    failures: bool = typer.Option(True, "--failures/--no-failures", help="node failures (Llama 3 per-node MTBF)"),
     compare_policies: bool = typer.Option(False, "--compare-policies", help="run every policy side by side"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:

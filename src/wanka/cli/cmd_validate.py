@@ -18,9 +18,7 @@ def _row(t: Table, c: CaseResult) -> None:
     style = None
     if c.rel_error is not None and abs(c.rel_error) > 0.2:
         style = "red"
-    note = c.error or (
-        "campaign: needs the operations model" if c.kind == "campaign" and c.predicted is None else ""
-    )
+    note = c.error or ("campaign: needs the operations model" if c.kind == "campaign" and c.predicted is None else "")
     t.add_row(c.id, c.kind, pred, f"{c.truth:,.0f}", err, note, style=style)
 
 

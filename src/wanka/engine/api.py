@@ -99,9 +99,7 @@ def estimate_step(scenario: Scenario, *, require_fit: bool = True) -> StepResult
     ctx = make_context(scenario)
     par = scenario.parallel
     if par is None:
-        raise InfeasibleError(
-            f"scenario {scenario.name!r} has no `parallel:` strategy; give one or run `wanka search`"
-        )
+        raise InfeasibleError(f"scenario {scenario.name!r} has no `parallel:` strategy; give one or run `wanka search`")
     assert scenario.training is not None
     st = Strategies.from_specs([par], [scenario.training.micro_batch])
     code = int(check(ctx, st)[0])

@@ -71,9 +71,7 @@ class Context:
 def make_context(scenario: Scenario) -> Context:
     """Resolve a scenario's model, cluster and training into a :class:`Context`."""
     if scenario.model is None or scenario.training is None:
-        raise InfeasibleError(
-            f"scenario {scenario.name!r} has no training job; add `model:` and `training:` sections"
-        )
+        raise InfeasibleError(f"scenario {scenario.name!r} has no training job; add `model:` and `training:` sections")
     model, cluster, training = scenario.model, scenario.cluster, scenario.training
     acc = accelerator(cluster.accelerator)
     s = scenario.seq_len

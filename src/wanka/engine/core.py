@@ -106,14 +106,10 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     heads = float(ctx.model.n_heads) / tp
     full_flops = ctx.attn_flops_per_token * tokens / tp
     s = float(ctx.seq_len)
-    t_flash = 0.5 * full_flops / (ctx.bf16_peak * cal.ATTN_EFFICIENCY)
+    t_flash = 0.5 * full_flops / (ctx.bf16_peak * ctx.acc.attention_fraction * cal.ATTN_EFFICIENCY)
     d = float(ctx.model.kv_channels)
-    t_unfused = full_flops / (
-        ctx.bf16_peak * _gemm_eff(ctx, s + 0.0 * tokens, s + 0.0 * tokens, d + 0.0 * tokens)
-    )
-    t_unfused = t_unfused + 6.0 * heads * tokens * s * ctx.act_bytes / (
-        ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY
-    )
+    t_unfused = full_flops / (ctx.bf16_peak * _gemm_eff(ctx, s + 0.0 * tokens, s + 0.0 * tokens, d + 0.0 * tokens))
+    t_unfused = t_unfused + 6.0 * heads * tokens * s * ctx.act_bytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
     t_attn = np.where(st.flash, t_flash, t_unfused)
     attn_flops = np.where(st.flash, 0.5 * full_flops, full_flops)
     elems = ctx.elem_moe if moe else ctx.elem_dense
@@ -204,9 +200,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     tp_total = np.where(tp > 1, per_layer_tp * layers_s * tp_passes, 0.0)
     tp_hidden = np.where(st.tp_overlap, cal.TP_OVERLAP_HIDDEN, 0.0)
     tp_exposed = tp_total * (1.0 - tp_hidden)
-    tp_bytes_mb = np.where(
-        tp > 1, np.where(st.sp, 4.0, 4.0) * act * (tp - 1) / tp * layers_s * tp_passes, 0.0
-    )
+    tp_bytes_mb = np.where(tp > 1, np.where(st.sp, 4.0, 4.0) * act * (tp - 1) / tp * layers_s * tp_passes, 0.0)
 
     # ---- context parallel: ring exchange of K/V blocks, overlapped with attention
     cp_group = comm_group(cl, cp, tp, ctx.ring_contention)
@@ -236,7 +230,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # of one micro-batch hides behind the other's compute, down to a floor share
     moe_compute = nm_s * (3.0 * moe["gemm"] + 3.5 * moe["attn"])
     ep_plain = ep_total * (1.0 - cal.EP_OVERLAP_HIDDEN)
-    ep_hidden = np.maximum(cal.DP_EXPOSED_FLOOR * ep_total, ep_total - moe_compute)
+    ep_hidden = np.maximum(cal.EP_OVERLAP_FLOOR * ep_total, ep_total - moe_compute)
     ep_exposed = np.where(st.ep_overlap, np.minimum(ep_plain, ep_hidden), ep_plain)
 
     per_mb = t_fwd + t_bwd + t_rec + tp_exposed + cp_exposed + ep_exposed
@@ -308,8 +302,13 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     dp_z12 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
     # ZeRO-3: gather before forward and backward (and the recompute), reduce-scatter after
     # backward, every micro-batch
+    # (prefetching hides every bucket but the first behind the layer compute)
     n_ag_bwd = np.where(rec == 2, 2.0, 1.0)
-    dp_z3 = m_mb * (exposed(t_ag, win_f) + exposed(n_ag_bwd * t_ag + t_rs, win_b))
+
+    def exposed_z3(t: Arr, window: Arr) -> Arr:
+        return np.where(st.dp_overlap, np.maximum(t / nb_dense, t - window), t)
+
+    dp_z3 = m_mb * (exposed_z3(t_ag, win_f) + exposed_z3(n_ag_bwd * t_ag + t_rs, win_b))
     dp_exposed = np.where(z == 0, dp_z0, np.where(z == 3, dp_z3, dp_z12))
     dp_bytes = np.where(
         z == 0,
@@ -352,9 +351,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     act_layer_stage = np.where(
         rec == 2, layers_s * 2.0 * h * tokens / np.where(st.sp, tp, 1.0) + full_layer, stored_layers
     )
-    inflight = np.where(
-        pp > 1, np.minimum(m_mb, pp) * (1.0 + np.where(v > 1, (pp - 1.0) / (pp * v), 0.0)), 1.0
-    )
+    inflight = np.where(pp > 1, np.minimum(m_mb, pp) * (1.0 + np.where(v > 1, (pp - 1.0) / (pp * v), 0.0)), 1.0)
     logits_mem = np.where(use_last | (pp == 1), tokens * (ctx.model.vocab / tp) * 6.0, 0.0)
     activations = act_layer_stage * inflight + logits_mem
     z3_buf = np.where(z == 3, 2.0 * layer_dense_params / tp * w_b * 2.0, 0.0)

@@ -32,9 +32,7 @@ def chrome_trace(result: StepResult, *, name: str = "wanka", max_micro_batches: 
     for s in range(p):
         events.append({"ph": "M", "name": "process_name", "pid": s, "args": {"name": f"stage {s}"}})
         events.append({"ph": "M", "name": "thread_name", "pid": s, "tid": 0, "args": {"name": "compute"}})
-        events.append(
-            {"ph": "M", "name": "thread_name", "pid": s, "tid": 1, "args": {"name": "communication"}}
-        )
+        events.append({"ph": "M", "name": "thread_name", "pid": s, "tid": 1, "args": {"name": "communication"}})
     # order of work per stage (1F1B)
     orders = []
     for s in range(p):
@@ -63,9 +61,7 @@ def chrome_trace(result: StepResult, *, name: str = "wanka", max_micro_batches: 
                     dep = done.get(("B", s + 1, i)) if s < p - 1 else done.get(("F", s, i))
                 if dep is None:
                     break
-                start = max(
-                    free[s], dep + (p2p if (kind == "F" and s > 0) or (kind == "B" and s < p - 1) else 0.0)
-                )
+                start = max(free[s], dep + (p2p if (kind == "F" and s > 0) or (kind == "B" and s < p - 1) else 0.0))
                 dur = t_f if kind == "F" else t_b
                 events.append(
                     {

@@ -122,7 +122,14 @@ def network_power(cluster: ClusterSpec) -> NetworkPower:
     except WankaError as e:  # a fabric the builder cannot wire (e.g. beyond its tiers)
         notes.append(f"fabric bill of materials unavailable ({e}); per-port estimate used")
     else:
-        return NetworkPower(bom.switch_power_w, bom.optics_power_w, scale_up_w, float(bom.switch_count),
-                            float(bom.optics_count), "bom", tuple(notes))
+        return NetworkPower(
+            bom.switch_power_w,
+            bom.optics_power_w,
+            scale_up_w,
+            float(bom.switch_count),
+            float(bom.optics_count),
+            "bom",
+            tuple(notes),
+        )
     sw_w, op_w, n_sw, n_op, est_notes = _estimate(cluster)
     return NetworkPower(sw_w, op_w, scale_up_w, n_sw, n_op, "per-port estimate", tuple(notes + est_notes))

@@ -30,8 +30,14 @@ from wanka.ops.result import CampaignResult, CauseResult, Stat
 from wanka.ops.stragglers import straggler_effect_for
 from wanka.spec import Scenario
 
-__all__ = ["CampaignInputs", "campaign_inputs", "campaign_throughput", "expected_ettr", "run_campaign",
-           "simulate_campaign"]
+__all__ = [
+    "CampaignInputs",
+    "campaign_inputs",
+    "campaign_throughput",
+    "expected_ettr",
+    "run_campaign",
+    "simulate_campaign",
+]
 
 _DAY = 86_400.0
 _MAX_REPLICAS = 1_000_000
@@ -111,15 +117,26 @@ def campaign_inputs(
     work = None
     if horizon is None:
         if scenario.training is None or tokens_per_step is None:
-            raise SpecError("set campaign_days (a fixed window) or a training block with tokens to train",
-                            field="campaign_days")
+            raise SpecError(
+                "set campaign_days (a fixed window) or a training block with tokens to train", field="campaign_days"
+            )
         work = scenario.training.tokens / tokens_per_step * step_time_s * strag
     return CampaignInputs(
-        scenario=scenario.name, rates=rates, recovery=rec, checkpoint=ck,
-        planned_rate=f.planned_interruptions_per_day / _DAY, distribution=f.distribution,
-        weibull_shape=f.weibull_shape, interval_s=tau, optimal_interval_s=optimum,
-        persistent_interval_s=tau_p, step_time_s=step_time_s, tokens_per_step=tokens_per_step,
-        straggler_factor=strag, horizon_s=horizon, work_s=work,
+        scenario=scenario.name,
+        rates=rates,
+        recovery=rec,
+        checkpoint=ck,
+        planned_rate=f.planned_interruptions_per_day / _DAY,
+        distribution=f.distribution,
+        weibull_shape=f.weibull_shape,
+        interval_s=tau,
+        optimal_interval_s=optimum,
+        persistent_interval_s=tau_p,
+        step_time_s=step_time_s,
+        tokens_per_step=tokens_per_step,
+        straggler_factor=strag,
+        horizon_s=horizon,
+        work_s=work,
     )
 
 
@@ -167,17 +184,21 @@ def run_campaign(inp: CampaignInputs, *, replicas: int = 1000, seed: int = 0) ->
     if est <= 1e-4 and lam > 0:
         raise InfeasibleError(
             f"failures arrive every {1 / lam:,.0f} s on average, faster than the job recovers and "
-            f"checkpoints; lower failures.rate_scale or the recovery times")
+            f"checkpoints; lower failures.rate_scale or the recovery times"
+        )
     o = inp.overhead
     span = inp.horizon_s if inp.horizon_s is not None else float(inp.work_s or 0.0) / max(est, 1e-9)
     if span > _MAX_CAMPAIGN_S:
-        raise InfeasibleError(f"the campaign would take about {span / _DAY / 365:,.0f} years; "
-                              "lower training.tokens or set campaign_days")
+        raise InfeasibleError(
+            f"the campaign would take about {span / _DAY / 365:,.0f} years; lower training.tokens or set campaign_days"
+        )
     mult = 1.0 if inp.horizon_s is not None else 3.0
     exp_events = lam * span * mult
     if replicas * exp_events > _MAX_EVENT_BUDGET:
-        raise SpecError(f"= {replicas}: {replicas:,} replicas × ~{exp_events:,.0f} events is too much work; "
-                        "use fewer replicas", field="replicas")
+        raise SpecError(
+            f"= {replicas}: {replicas:,} replicas × ~{exp_events:,.0f} events is too much work; use fewer replicas",
+            field="replicas",
+        )
     cap = int(exp_events + 12 * math.sqrt(exp_events) + 100)
 
     rng = np.random.default_rng(seed)
@@ -260,13 +281,21 @@ def run_campaign(inp: CampaignInputs, *, replicas: int = 1000, seed: int = 0) ->
         active = idx
     done = ~np.isnan(wall)
     if not done.all():  # pragma: no cover - the cap is 12 sigma above the expected event count
-        raise InfeasibleError("the simulation did not finish within its event budget; "
-                              "lower failures.rate_scale")
+        raise InfeasibleError("the simulation did not finish within its event budget; lower failures.rate_scale")
     return _result(inp, replicas, seed, counts, prog, wall, lost_by, ckpt_s, est)
 
 
-def _result(inp: CampaignInputs, replicas: int, seed: int, counts: np.ndarray, prog: np.ndarray,
-            wall: np.ndarray, lost_by: np.ndarray, ckpt_s: float, est: float) -> CampaignResult:
+def _result(
+    inp: CampaignInputs,
+    replicas: int,
+    seed: int,
+    counts: np.ndarray,
+    prog: np.ndarray,
+    wall: np.ndarray,
+    lost_by: np.ndarray,
+    ckpt_s: float,
+    est: float,
+) -> CampaignResult:
     r, ck = inp.rates, inp.checkpoint
     n_c = len(r.names)
     gpus = r.footprint.gpus
@@ -280,8 +309,16 @@ def _result(inp: CampaignInputs, replicas: int, seed: int, counts: np.ndarray, p
     det = (*r.detection_s.tolist(), 0.0)
     mean_total = max(float(total.mean()), 1e-300)
     causes = tuple(
-        CauseResult(names[i], labels[i], cats[i], i == n_c, Stat.of(counts[:, i]), float(det[i]),
-                    float(lost_by[i] * gh), float(counts[:, i].mean() / mean_total))
+        CauseResult(
+            names[i],
+            labels[i],
+            cats[i],
+            i == n_c,
+            Stat.of(counts[:, i]),
+            float(det[i]),
+            float(lost_by[i] * gh),
+            float(counts[:, i].mean() / mean_total),
+        )
         for i in range(n_c + 1)
     )
     lost = {c.name: c.gpu_hours_lost for c in causes}
@@ -295,18 +332,40 @@ def _result(inp: CampaignInputs, replicas: int, seed: int, counts: np.ndarray, p
     if r.footprint.nodes and inp.recovery.spares == 0:
         notes.append("no spare nodes: every hardware failure waits failures.repair_s for a repaired node")
     return CampaignResult(
-        scenario=inp.scenario, replicas=replicas, seed=seed, gpus=gpus, nodes=r.footprint.nodes,
-        mode="window" if inp.horizon_s is not None else "tokens", step_time_s=inp.step_time_s,
-        tokens_per_step=inp.tokens_per_step, interruptions=Stat.of(total),
-        unexpected_interruptions=Stat.of(unexpected), planned_interruptions=Stat.of(counts[:, n_c]),
-        ettr=Stat.of(ettr), goodput=Stat.of(ettr / inp.straggler_factor), wall_clock_s=Stat.of(wall),
-        tokens_per_s_per_gpu=tps, tokens_trained=tok, job_mtbf_s=r.mtbf_s,
-        failures_per_day=r.total * _DAY, ettr_analytic=est, checkpoint_mode=ck.mode,
-        checkpoint_interval_s=inp.interval_s, optimal_checkpoint_interval_s=inp.optimal_interval_s,
-        checkpoint_blocking_s=ck.blocking_s, checkpoint_load_s=ck.load_s, checkpoint_size_bytes=ck.size_bytes,
-        checkpoint_io_source=ck.source, straggler_factor=inp.straggler_factor, spares=inp.recovery.spares,
-        p_no_spare=inp.recovery.p_no_spare, gpu_hours_lost=lost, by_cause=causes, rates_table=r.table,
-        rates_source=r.source, assumptions=tuple(notes),
+        scenario=inp.scenario,
+        replicas=replicas,
+        seed=seed,
+        gpus=gpus,
+        nodes=r.footprint.nodes,
+        mode="window" if inp.horizon_s is not None else "tokens",
+        step_time_s=inp.step_time_s,
+        tokens_per_step=inp.tokens_per_step,
+        interruptions=Stat.of(total),
+        unexpected_interruptions=Stat.of(unexpected),
+        planned_interruptions=Stat.of(counts[:, n_c]),
+        ettr=Stat.of(ettr),
+        goodput=Stat.of(ettr / inp.straggler_factor),
+        wall_clock_s=Stat.of(wall),
+        tokens_per_s_per_gpu=tps,
+        tokens_trained=tok,
+        job_mtbf_s=r.mtbf_s,
+        failures_per_day=r.total * _DAY,
+        ettr_analytic=est,
+        checkpoint_mode=ck.mode,
+        checkpoint_interval_s=inp.interval_s,
+        optimal_checkpoint_interval_s=inp.optimal_interval_s,
+        checkpoint_blocking_s=ck.blocking_s,
+        checkpoint_load_s=ck.load_s,
+        checkpoint_size_bytes=ck.size_bytes,
+        checkpoint_io_source=ck.source,
+        straggler_factor=inp.straggler_factor,
+        spares=inp.recovery.spares,
+        p_no_spare=inp.recovery.p_no_spare,
+        gpu_hours_lost=lost,
+        by_cause=causes,
+        rates_table=r.table,
+        rates_source=r.source,
+        assumptions=tuple(notes),
     )
 
 
@@ -329,15 +388,16 @@ def simulate_campaign(
     >>> 0.9 < r.ettr.mean <= 1.0
     True
     """
-    inp = campaign_inputs(scenario, step_time_s=step_time_s, tokens_per_step=tokens_per_step,
-                          interval_s=interval_s)
+    inp = campaign_inputs(scenario, step_time_s=step_time_s, tokens_per_step=tokens_per_step, interval_s=interval_s)
     return run_campaign(inp, replicas=replicas, seed=seed)
 
 
-def campaign_throughput(scenario: Scenario, step_time_s: float, tokens_per_step: float, seed: int = 0,
-                        *, replicas: int = 200) -> float:
+def campaign_throughput(
+    scenario: Scenario, step_time_s: float, tokens_per_step: float, seed: int = 0, *, replicas: int = 200
+) -> float:
     """Mean tokens/s/GPU over the whole campaign, failures, restarts and checkpoints included."""
-    res = simulate_campaign(scenario, step_time_s=step_time_s, tokens_per_step=tokens_per_step, seed=seed,
-                            replicas=replicas)
+    res = simulate_campaign(
+        scenario, step_time_s=step_time_s, tokens_per_step=tokens_per_step, seed=seed, replicas=replicas
+    )
     assert res.tokens_per_s_per_gpu is not None
     return res.tokens_per_s_per_gpu.mean

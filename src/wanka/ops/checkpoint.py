@@ -24,6 +24,7 @@ from wanka.storage import checkpoint_io
 
 __all__ = ["CheckpointCost", "checkpoint_cost", "optimal_checkpoint_interval"]
 
+
 @dataclass(frozen=True)
 class CheckpointCost:
     """What one checkpoint costs the job (s) in its mode; ``memory_*`` only for ``in_memory``."""
@@ -78,10 +79,31 @@ def checkpoint_cost(scenario: Scenario, *, mode: str | None = None) -> Checkpoin
     p_block = persist.blocking_s
     p_lag = max(0.0, persist.save_s - persist.blocking_s)
     if m != "in_memory":
-        return CheckpointCost(m, persist.size_bytes, p_block, p_lag, persist.load_s, p_block, p_lag,
-                              persist.load_s, persist.save_s, "wanka.storage", notes)
+        return CheckpointCost(
+            m,
+            persist.size_bytes,
+            p_block,
+            p_lag,
+            persist.load_s,
+            p_block,
+            p_lag,
+            persist.load_s,
+            persist.save_s,
+            "wanka.storage",
+            notes,
+        )
     mem = checkpoint_io(scenario, mode="in_memory")
     mem_lag = max(0.0, mem.save_s - mem.blocking_s)
-    return CheckpointCost(m, mem.size_bytes, mem.blocking_s, mem_lag, mem.load_s, p_block, p_lag,
-                          persist.load_s, persist.save_s, "wanka.storage",
-                          tuple(dict.fromkeys(notes + tuple(mem.assumptions))))
+    return CheckpointCost(
+        m,
+        mem.size_bytes,
+        mem.blocking_s,
+        mem_lag,
+        mem.load_s,
+        p_block,
+        p_lag,
+        persist.load_s,
+        persist.save_s,
+        "wanka.storage",
+        tuple(dict.fromkeys(notes + tuple(mem.assumptions))),
+    )

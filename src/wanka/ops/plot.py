@@ -12,8 +12,9 @@ from wanka.spec import Scenario
 __all__ = ["plot_ettr"]
 
 
-def plot_ettr(scenario: Scenario, *, step_time_s: float, path: str | Path, replicas: int = 300,
-              seed: int = 0) -> tuple[list[SweepPoint], list[SweepPoint]]:
+def plot_ettr(
+    scenario: Scenario, *, step_time_s: float, path: str | Path, replicas: int = 300, seed: int = 0
+) -> tuple[list[SweepPoint], list[SweepPoint]]:
     """Write a two-panel PNG/SVG; returns the (interval, size) sweeps it drew."""
     try:
         import matplotlib  # type: ignore[import-not-found, unused-ignore]
@@ -27,8 +28,9 @@ def plot_ettr(scenario: Scenario, *, step_time_s: float, path: str | Path, repli
     by_size = sweep_cluster_size(scenario, step_time_s=step_time_s, replicas=replicas, seed=seed)
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     a.plot([q.x / 60 for q in by_tau], [q.ettr.mean for q in by_tau], "o-", label="Monte Carlo mean")
-    a.fill_between([q.x / 60 for q in by_tau], [q.ettr.p5 for q in by_tau], [q.ettr.p95 for q in by_tau],
-                   alpha=0.2, label="p5–p95")
+    a.fill_between(
+        [q.x / 60 for q in by_tau], [q.ettr.p5 for q in by_tau], [q.ettr.p95 for q in by_tau], alpha=0.2, label="p5–p95"
+    )
     a.plot([q.x / 60 for q in by_tau], [q.ettr_analytic for q in by_tau], "--", label="closed form")
     a.set_xscale("log")
     a.set_xlabel("checkpoint interval (min)")
@@ -36,8 +38,7 @@ def plot_ettr(scenario: Scenario, *, step_time_s: float, path: str | Path, repli
     a.set_title("ETTR vs checkpoint interval")
     a.legend()
     b.plot([q.x for q in by_size], [q.ettr.mean for q in by_size], "o-", label="Monte Carlo mean")
-    b.fill_between([q.x for q in by_size], [q.ettr.p5 for q in by_size], [q.ettr.p95 for q in by_size],
-                   alpha=0.2)
+    b.fill_between([q.x for q in by_size], [q.ettr.p5 for q in by_size], [q.ettr.p95 for q in by_size], alpha=0.2)
     b.axvline(scenario.gpus, color="grey", lw=0.8, ls=":", label=f"this job ({scenario.gpus:,} GPUs)")
     b.set_xscale("log")
     b.set_xlabel("GPUs in the job")

@@ -55,8 +55,19 @@ class CauseEntry(_Strict):
     label: str
     category: str
     component: Literal[
-        "gpu", "hbm", "nvlink", "nic", "network", "switch", "optic", "host", "host_cpu", "host_memory",
-        "storage", "psu", "software",
+        "gpu",
+        "hbm",
+        "nvlink",
+        "nic",
+        "network",
+        "switch",
+        "optic",
+        "host",
+        "host_cpu",
+        "host_memory",
+        "storage",
+        "psu",
+        "software",
     ]
     unit: Unit
     rate_per_unit_hour: float = Field(ge=0)
@@ -78,8 +89,16 @@ class Exposure(_Strict):
     window_hours: float = Field(gt=0)
 
     def units(self, unit: Unit) -> float:
-        return float({"gpu": self.gpus, "node": self.nodes, "nic": self.nics, "link": self.links,
-                      "switch": self.switches, "job": 1}[unit])
+        return float(
+            {
+                "gpu": self.gpus,
+                "node": self.nodes,
+                "nic": self.nics,
+                "link": self.links,
+                "switch": self.switches,
+                "job": 1,
+            }[unit]
+        )
 
 
 class FailureTable(_Strict):
@@ -139,8 +158,9 @@ def failure_table(name: str) -> FailureTable:
     try:
         return _tables()[_norm(name)]
     except KeyError:
-        raise SpecError(f"= {name!r}: unknown failure table; known: {', '.join(list_failure_tables())}",
-                        field="failures.rates") from None
+        raise SpecError(
+            f"= {name!r}: unknown failure table; known: {', '.join(list_failure_tables())}", field="failures.rates"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -154,13 +174,19 @@ class JobFootprint:
     switches: int
 
     def units(self, unit: Unit) -> float:
-        return float({"gpu": self.gpus, "node": self.nodes, "nic": self.nics, "link": self.links,
-                      "switch": self.switches, "job": 1}[unit])
+        return float(
+            {
+                "gpu": self.gpus,
+                "node": self.nodes,
+                "nic": self.nics,
+                "link": self.links,
+                "switch": self.switches,
+                "job": 1,
+            }[unit]
+        )
 
 
-def job_footprint(
-    scenario: Scenario, *, gpus: int | None = None, table: FailureTable | None = None
-) -> JobFootprint:
+def job_footprint(scenario: Scenario, *, gpus: int | None = None, table: FailureTable | None = None) -> JobFootprint:
     """Units a job of ``gpus`` (default: the scenario's job) spans.
 
     One scale-out NIC and one link per GPU (rail-optimised fabrics, e.g. Llama 3 §3.3.1: 400 Gb/s per
@@ -216,17 +242,26 @@ def job_failure_rates(scenario: Scenario, *, gpus: int | None = None) -> JobFail
     t = failure_table(f.rates)
     fp = job_footprint(scenario, gpus=gpus, table=t)
     rates = np.array([c.rate_per_unit_hour * fp.units(c.unit) / _HOUR for c in t.causes]) * f.rate_scale
-    det = np.array([
-        c.detection_s if c.detection_s is not None
-        else (t.hang_detection_s if c.detection == "timeout" else f.detection_s)
-        for c in t.causes
-    ])
+    det = np.array(
+        [
+            c.detection_s
+            if c.detection_s is not None
+            else (t.hang_detection_s if c.detection == "timeout" else f.detection_s)
+            for c in t.causes
+        ]
+    )
     repl = np.array([c.replace_node for c in t.causes], dtype=bool)
     per_node = sum(c.rate_per_unit_hour * fp.units(c.unit) for c in t.causes if c.replace_node)
     per_node = per_node / fp.nodes / _HOUR * f.rate_scale
     return JobFailureRates(
-        table=t.name, source=t.source, footprint=fp,
-        names=tuple(c.name for c in t.causes), labels=tuple(c.label for c in t.causes),
+        table=t.name,
+        source=t.source,
+        footprint=fp,
+        names=tuple(c.name for c in t.causes),
+        labels=tuple(c.label for c in t.causes),
         categories=tuple(c.category for c in t.causes),
-        rates=rates, replace_node=repl, detection_s=det, node_replace_rate_per_node=per_node,
+        rates=rates,
+        replace_node=repl,
+        detection_s=det,
+        node_replace_rate_per_node=per_node,
     )

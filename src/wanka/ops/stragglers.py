@@ -49,14 +49,11 @@ def _binom_sf(n: int, p: float, c: int) -> float:
         return 1.0
     lp, lq = math.log(p), math.log1p(-p)
     lg = math.lgamma(n + 1)
-    cdf = sum(math.exp(lg - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq)
-              for k in range(c + 1))
+    cdf = sum(math.exp(lg - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq) for k in range(c + 1))
     return min(1.0, max(0.0, 1.0 - cdf))
 
 
-def straggler_effect(
-    *, nodes: int, fraction: float, slowdown: float, evict: bool, spares: int = 0
-) -> StragglerEffect:
+def straggler_effect(*, nodes: int, fraction: float, slowdown: float, evict: bool, spares: int = 0) -> StragglerEffect:
     """The expected max-over-nodes slowdown of a synchronous step (module docstring)."""
     p_any = 1.0 - (1.0 - fraction) ** nodes
     p_after = _binom_sf(nodes, fraction, spares) if evict else p_any
@@ -72,5 +69,10 @@ def straggler_effect(
 def straggler_effect_for(scenario: Scenario, *, nodes: int, spares: int) -> StragglerEffect:
     """:func:`straggler_effect` with the scenario's ``failures`` settings."""
     f = scenario.failures
-    return straggler_effect(nodes=nodes, fraction=f.straggler_fraction, slowdown=f.straggler_slowdown,
-                            evict=f.evict_stragglers, spares=spares)
+    return straggler_effect(
+        nodes=nodes,
+        fraction=f.straggler_fraction,
+        slowdown=f.straggler_slowdown,
+        evict=f.evict_stragglers,
+        spares=spares,
+    )

@@ -103,9 +103,7 @@ class JobRun:
         "whole",
     )
 
-    def __init__(
-        self, idx: int, job: Job, gpus_per_node: int, nodes_per_domain: int, mask: np.ndarray | None
-    ) -> None:
+    def __init__(self, idx: int, job: Job, gpus_per_node: int, nodes_per_domain: int, mask: np.ndarray | None) -> None:
         G = gpus_per_node
         self.idx = idx
         self.job = job

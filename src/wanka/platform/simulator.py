@@ -74,9 +74,7 @@ class Simulator:
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.state = ClusterState(cluster)
-        self.policy: QueuePolicy = make_scheduler(
-            policy, cluster.gpus_per_node, depth=backfill_depth, quotas=quotas
-        )
+        self.policy: QueuePolicy = make_scheduler(policy, cluster.gpus_per_node, depth=backfill_depth, quotas=quotas)
         self.placement = make_placement(placement, self.state, self.rng)
         self.failures = failures
         self.ckpt_model = failures or node_failure_model()
@@ -84,8 +82,7 @@ class Simulator:
         self.check = check_invariants
         G = cluster.gpus_per_node
         self.runs = [
-            JobRun(i, j, G, cluster.nodes_per_domain, self._mask(j.gpu_models))
-            for i, j in enumerate(workload.jobs)
+            JobRun(i, j, G, cluster.nodes_per_domain, self._mask(j.gpu_models)) for i, j in enumerate(workload.jobs)
         ]
         self.running: dict[int, JobRun] = {}
         self.heap: list[tuple[float, int, int, int, int]] = []
@@ -468,9 +465,7 @@ class Simulator:
         timeline = _bin_timeline(tl, tb, t0, end, total)
         w_end = min(t_last_sub, end)
         util_window = (
-            _busy_between(tl, tb, t0, w_end) / (total * (w_end - t0))
-            if w_end > t0
-            else busy_gpu_s / (total * span)
+            _busy_between(tl, tb, t0, w_end) / (total * (w_end - t0)) if w_end > t0 else busy_gpu_s / (total * span)
         )
         records = None
         if self.record:

@@ -159,9 +159,7 @@ class ClusterState:
         if not np.array_equal(np.bincount(f[up], minlength=self.G + 1), self.counts):
             raise AssertionError("counts disagree with free")
         full = f == self.G
-        if not np.array_equal(
-            np.bincount(self.cluster.leaf[full], minlength=self.cluster.n_leaves), self.leaf_full
-        ):
+        if not np.array_equal(np.bincount(self.cluster.leaf[full], minlength=self.cluster.n_leaves), self.leaf_full):
             raise AssertionError("leaf_full disagrees with free")
         if int((self.cluster.gpus[up] - f[up]).sum()) != self.busy_gpus:
             raise AssertionError("busy_gpus disagrees with free")

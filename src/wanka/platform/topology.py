@@ -55,12 +55,8 @@ DEFAULT_SWITCHES: dict[str, DefaultSwitch] = {
     # NVIDIA Quantum-2 QM9700: 64 ports of NDR 400 Gb/s (NVIDIA QM9700 datasheet, 2022).
     "infiniband": DefaultSwitch("QM9700", 64, 400.0, "NVIDIA Quantum-2 QM9700 datasheet: 64 × 400 Gb/s NDR"),
     # NVIDIA Spectrum-4 SN5600: 64 × 800 GbE, or 128 × 400 GbE with breakout (SN5600 datasheet, 2023).
-    "roce": DefaultSwitch(
-        "SN5600", 64, 800.0, "NVIDIA Spectrum-4 SN5600 datasheet: 64 × 800 GbE / 128 × 400 GbE"
-    ),
-    "ethernet": DefaultSwitch(
-        "SN5600", 64, 800.0, "NVIDIA Spectrum-4 SN5600 datasheet: 64 × 800 GbE / 128 × 400 GbE"
-    ),
+    "roce": DefaultSwitch("SN5600", 64, 800.0, "NVIDIA Spectrum-4 SN5600 datasheet: 64 × 800 GbE / 128 × 400 GbE"),
+    "ethernet": DefaultSwitch("SN5600", 64, 800.0, "NVIDIA Spectrum-4 SN5600 datasheet: 64 × 800 GbE / 128 × 400 GbE"),
 }
 
 

@@ -78,9 +78,7 @@ class ClusterSpec(Spec):
             )
         d = self.scale_up.domain_size
         if d > self.gpus_per_node and d % self.gpus_per_node:
-            raise ValueError(
-                f"scale_up.domain_size = {d} must be a multiple of gpus_per_node = {self.gpus_per_node}"
-            )
+            raise ValueError(f"scale_up.domain_size = {d} must be a multiple of gpus_per_node = {self.gpus_per_node}")
         if d < self.gpus_per_node and self.gpus_per_node % d:
             raise ValueError(f"scale_up.domain_size = {d} must divide gpus_per_node = {self.gpus_per_node}")
         return self

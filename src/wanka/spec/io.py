@@ -204,9 +204,7 @@ def _scenario_path(name_or_path: str | Path) -> Path:
     )
 
 
-def parse_scenario(
-    data: Mapping[str, Any], source: str | None = None, lines: _Lines | None = None
-) -> Scenario:
+def parse_scenario(data: Mapping[str, Any], source: str | None = None, lines: _Lines | None = None) -> Scenario:
     """Validate a scenario mapping (after resolving ``base`` and a named ``model``)."""
     if not isinstance(data, Mapping):
         raise SpecError(f"expected a mapping of fields, got {type(data).__name__}", source=source)

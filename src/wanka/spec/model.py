@@ -71,9 +71,7 @@ class ModelSpec(Spec):
         if self.type == "dense" and self.moe is not None:
             raise ValueError("type = 'dense' must not have a moe block")
         if self.moe is not None and self.moe.n_dense_layers > self.n_layers:
-            raise ValueError(
-                f"moe.n_dense_layers = {self.moe.n_dense_layers} exceeds n_layers = {self.n_layers}"
-            )
+            raise ValueError(f"moe.n_dense_layers = {self.moe.n_dense_layers} exceeds n_layers = {self.n_layers}")
         return self
 
     @property

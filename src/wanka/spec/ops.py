@@ -21,9 +21,7 @@ class FailureSpec(Spec):
     detection_s: float = Field(300.0, ge=0, le=86_400, description="time until a failure is noticed")
     restart_s: float = Field(600.0, ge=0, le=86_400, description="diagnose, isolate, reschedule, re-init")
     hot_spares: int = Field(0, ge=0, description="spare nodes kept ready")
-    repair_s: float = Field(
-        4 * 3600.0, ge=0, le=30 * 86_400, description="time to repair a node without spares"
-    )
+    repair_s: float = Field(4 * 3600.0, ge=0, le=30 * 86_400, description="time to repair a node without spares")
     planned_interruptions_per_day: float = Field(0.0, ge=0, le=100)
     straggler_fraction: float = Field(0.0, ge=0, le=1, description="share of nodes running slow")
     straggler_slowdown: float = Field(1.0, ge=1, le=100, description="step-time factor of a slow node")
@@ -44,9 +42,7 @@ class FacilitySpec(Spec):
 
     cooling: Literal["air", "liquid", "immersion"] = "air"
     pue: float | None = Field(None, ge=1.0, le=3.0, description="None = typical for the cooling type")
-    rack_power_kw: float | None = Field(
-        None, gt=0, le=1000, description="None = typical for the cooling type"
-    )
+    rack_power_kw: float | None = Field(None, gt=0, le=1000, description="None = typical for the cooling type")
     electricity_usd_per_kwh: float = Field(0.08, ge=0, le=10)
     grid_kgco2_per_kwh: float = Field(0.4, ge=0, le=2)
     gpu_utilization: float | None = Field(None, ge=0, le=1, description="None = from the step model")

@@ -30,9 +30,7 @@ class Scenario(Spec):
     failures: FailureSpec = FailureSpec()
     checkpoint: CheckpointSpec = CheckpointSpec()
     facility: FacilitySpec = FacilitySpec()
-    campaign_days: float | None = Field(
-        None, gt=0, le=3650, description="fixed wall-clock window to simulate"
-    )
+    campaign_days: float | None = Field(None, gt=0, le=3650, description="fixed wall-clock window to simulate")
     sources: list[str] = Field(default_factory=list)
     assumptions: list[str] = Field(default_factory=list)
 

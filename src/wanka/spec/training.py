@@ -23,8 +23,7 @@ class TrainingSpec(Spec):
     seq_len: PositiveInt | None = Field(None, description="None = the model's seq_len")
     precision: Precision = "bf16"
     precision_recipe: (
-        Literal["fp8_current_scaling", "fp8_delayed_scaling", "mxfp8", "fp8_blockwise", "fp8_unspecified"]
-        | None
+        Literal["fp8_current_scaling", "fp8_delayed_scaling", "mxfp8", "fp8_blockwise", "fp8_unspecified"] | None
     ) = None
 
 
@@ -38,15 +37,11 @@ class ParallelSpec(Spec):
     dp: PositiveInt = 1
     cp: PositiveInt = 1
     ep: PositiveInt = Field(1, description="expert parallel group, carved out of dp·cp")
-    zero: int = Field(
-        1, ge=0, le=3, description="0 none, 1 distributed optimizer, 2 +grads, 3 +params (FSDP)"
-    )
+    zero: int = Field(1, ge=0, le=3, description="0 none, 1 distributed optimizer, 2 +grads, 3 +params (FSDP)")
     recompute: Literal["none", "selective", "full"] = "selective"
     tp_comm_overlap: bool = True
     dp_comm_overlap: bool = True
-    flash_attention: bool = Field(
-        True, description="fused attention kernel (Dao et al. 2022); False = unfused softmax"
-    )
+    flash_attention: bool = Field(True, description="fused attention kernel (Dao et al. 2022); False = unfused softmax")
     ep_comm_overlap: bool = Field(False, description="hide MoE all-to-all behind compute (DualPipe, MCore 0.14+)")
     cuda_graphs: bool = Field(False, description="CUDA graphs capture layer kernels (cuts launch/host cost)")
 

@@ -132,9 +132,7 @@ def checkpoint_layout(scenario: Scenario, *, sharded: bool | None = None) -> Che
     return CheckpointLayout(per_stage * p.pp, min(job_nodes, p.pp * math.ceil(per_stage / g)), job_nodes)
 
 
-def checkpoint_io(
-    scenario: Scenario, *, mode: str | None = None, system: StorageSystem | None = None
-) -> CheckpointIO:
+def checkpoint_io(scenario: Scenario, *, mode: str | None = None, system: StorageSystem | None = None) -> CheckpointIO:
     """Size, save, stall and restart time of one checkpoint of ``scenario``.
 
     ``mode`` overrides ``scenario.checkpoint.mode``; ``system`` overrides the storage resolved from

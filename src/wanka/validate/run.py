@@ -113,6 +113,28 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
     )
 
 
+def pick(tps: np.ndarray, pool: np.ndarray, micro_batch: np.ndarray, mb_unknown: bool) -> tuple[int, float]:
+    """The prediction for a case from its candidate strategies.
+
+    An unpublished ``vpp`` takes the fastest feasible value (interleaving is tuned per run); an
+    unpublished micro-batch takes the median over the feasible sizes of the fastest-``vpp``
+    prediction, since runs often use a larger micro-batch than the fastest one (memory headroom,
+    kernel efficiency at the time) and the median is the unbiased guess between them.
+    """
+    score = np.where(pool, tps, -np.inf)
+    if not mb_unknown:
+        i = int(np.argmax(score))
+        return i, float(score[i])
+    best = []
+    for mb in np.unique(micro_batch):
+        sel = np.where((micro_batch == mb) & pool, score, -np.inf)
+        j = int(np.argmax(sel))
+        if np.isfinite(sel[j]):
+            best.append((float(sel[j]), j))
+    best.sort()
+    return best[(len(best) - 1) // 2][1], best[(len(best) - 1) // 2][0]
+
+
 def predict_case(case: Case) -> CaseResult:
     """Predicted steady-state tokens/s/GPU for one case (errors are reported, not raised)."""
     truth = case.truth if "truth" in case.raw else float("nan")
@@ -135,9 +157,11 @@ def predict_case(case: Case) -> CaseResult:
                 error=f"infeasible: {res.reason_text(0)}",
                 superseded=case.superseded,
             )
-        tps = np.where(pool, res.tokens_per_s_per_gpu, -np.inf)
-        i = int(np.argmax(tps))
-        pred = float(tps[i])
+        # the median rule needs sizes that fit in memory to choose among; without them take the fastest
+        fit = bool((pool & res.fits).any())
+        i, pred = pick(
+            res.tokens_per_s_per_gpu, pool & res.fits if fit else pool, st.micro_batch, unknown["micro_batch"] and fit
+        )
     except WankaError as e:
         return CaseResult(case.id, case.kind, None, truth, None, error=str(e), superseded=case.superseded)
     if case.kind == "campaign":

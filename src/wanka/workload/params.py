@@ -26,11 +26,7 @@ def attention_params(model: ModelSpec) -> int:
     a = model.attention
     if a is not None:  # MLA (DeepSeek-V3 Sec. 2.1.1)
         qk = a.qk_nope_head_dim + a.qk_rope_head_dim
-        q = (
-            h * a.q_lora_rank + a.q_lora_rank * model.n_heads * qk
-            if a.q_lora_rank
-            else h * model.n_heads * qk
-        )
+        q = h * a.q_lora_rank + a.q_lora_rank * model.n_heads * qk if a.q_lora_rank else h * model.n_heads * qk
         kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank * model.n_heads * (
             a.qk_nope_head_dim + a.v_head_dim
         )

@@ -58,7 +58,5 @@ def make_scheduler(
 def make_placement(name: str, state: ClusterState, rng: np.random.Generator) -> Placement:
     cls = PLACEMENTS.get(name)
     if cls is None:
-        raise SpecError(
-            f"= {name!r}: unknown placement; choose one of {', '.join(PLACEMENTS)}", field="placement"
-        )
+        raise SpecError(f"= {name!r}: unknown placement; choose one of {', '.join(PLACEMENTS)}", field="placement")
     return cls(state, rng)

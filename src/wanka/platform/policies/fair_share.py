@@ -28,9 +28,7 @@ class FairShare(QueuePolicy):
     backfill = True
     preempt = False
 
-    def __init__(
-        self, gpus_per_node: int, depth: int = 100, quotas: Mapping[str, float] | None = None
-    ) -> None:
+    def __init__(self, gpus_per_node: int, depth: int = 100, quotas: Mapping[str, float] | None = None) -> None:
         super().__init__(gpus_per_node, depth)
         self.quotas = dict(quotas or {})
         self.hist: dict[str, list[float]] = {}  # tenant → [decayed GPU-s, running GPUs, as-of time]

@@ -78,9 +78,7 @@ def _bisect(f, lo: float, hi: float, target: float, increasing: bool) -> float: 
 def fit_llm_workload(s: TraceSummary, single_gpu_share: float = 0.6) -> LlmWorkloadFit:
     """Fit sizes, run times and their dependence to one trace summary (see module docstring)."""
     if not 0.5 <= single_gpu_share < 1:
-        raise SpecError(
-            f"= {single_gpu_share}: must be in [0.5, 1) (median of 1 GPU)", field="single_gpu_share"
-        )
+        raise SpecError(f"= {single_gpu_share}: must be in [0.5, 1) (median of 1 GPU)", field="single_gpu_share")
     notes: list[str] = []
     max_gpu = s.max_gpus or 1024.0
     k_max = math.floor(math.log2(max_gpu))

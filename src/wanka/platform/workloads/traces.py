@@ -72,24 +72,18 @@ def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str
             raise TraceError(f"{path}, line 1: empty file") from None
         missing = [c for c in required if c not in header]
         if missing:
-            raise TraceError(
-                f"{path}, line 1: missing column(s) {', '.join(missing)}; header is {','.join(header)}"
-            )
+            raise TraceError(f"{path}, line 1: missing column(s) {', '.join(missing)}; header is {','.join(header)}")
         for i, row in enumerate(reader):
             if i >= _MAX_ROWS:
                 raise TraceError(f"{path}: more than {_MAX_ROWS:,} rows")
             if not row or all(not c.strip() for c in row):
                 continue
             if len(row) != len(header):
-                raise TraceError(
-                    f"{path}, line {reader.line_num}: {len(row)} fields, the header has {len(header)}"
-                )
+                raise TraceError(f"{path}, line {reader.line_num}: {len(row)} fields, the header has {len(header)}")
             yield reader.line_num, {h: c.strip() for h, c in zip(header, row, strict=True)}
 
 
-def _num(
-    path: Path, line: int, row: dict[str, str], col: str, *, lo: float = 0.0, integer: bool = False
-) -> float:
+def _num(path: Path, line: int, row: dict[str, str], col: str, *, lo: float = 0.0, integer: bool = False) -> float:
     text = row[col]
     try:
         v = float(text)
