@@ -15,9 +15,11 @@ from wanka.platform import (
     SCHEDULERS,
     SYNTHETIC_WORKLOADS,
     Cluster,
+    FailureModel,
     ScheduleResult,
     Workload,
     builtin_cluster,
+    cluster_failure_model,
     load_node_list,
     load_trace,
     simulate,
@@ -30,20 +32,23 @@ from wanka.spec.io import load_cluster, read_yaml
 __all__ = ["schedule"]
 
 
-def _cluster(name: str) -> Cluster:
+def _cluster(name: str) -> tuple[Cluster, FailureModel | None]:
+    """The cluster, and for a spec its per-node failures from the operations layer (None: default)."""
     p = Path(name)
     if p.suffix == ".csv":
-        return load_node_list(p)
+        return load_node_list(p), None
     if name in BUILTIN_CLUSTERS and not p.exists():
-        return builtin_cluster(name)
+        return builtin_cluster(name), None
     if p.suffix in (".yaml", ".yml", ".json"):
         if not p.exists():
             raise SpecError(f"no such file: {p}", field="--cluster")
         data, _ = read_yaml(p)
         if isinstance(data, dict) and "cluster" not in data:  # a bare ClusterSpec
-            return Cluster.from_spec(load_cluster(p))
+            spec = load_cluster(p)
+            return Cluster.from_spec(spec), cluster_failure_model(spec)
     try:
-        return Cluster.from_spec(load_scenario(name).cluster)
+        sc = load_scenario(name)
+        return Cluster.from_spec(sc.cluster), cluster_failure_model(sc.cluster, sc.failures)
     except SpecError as e:
         raise SpecError(
             f"{e}; or a node list .csv, or a bundled node list: {', '.join(BUILTIN_CLUSTERS)}",
@@ -113,7 +118,7 @@ def schedule(
     ),
     load: float = typer.Option(0.9, "--load", help="synthetic: offered load (GPU-s asked per s / GPUs)"),
     seed: int = typer.Option(0, "--seed"),
-    failures: bool = typer.Option(True, "--failures/--no-failures", help="node failures (Llama 3 per-node MTBF)"),
+    failures: bool = typer.Option(True, "--failures/--no-failures", help="node failures (wanka.ops per-node rates)"),
     compare_policies: bool = typer.Option(False, "--compare-policies", help="run every policy side by side"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
@@ -122,7 +127,7 @@ def schedule(
         raise SpecError("give exactly one of --trace FILE or --synthetic NAME", field="--trace")
     if jobs is not None and jobs < 1:
         raise SpecError(f"= {jobs}: must be ≥ 1", field="--jobs")
-    c = _cluster(cluster)
+    c, fm = _cluster(cluster)
     wl: Workload
     if synthetic is not None:
         wl = synthetic_workload(synthetic, c, jobs or 2000, seed=seed, load=load)
@@ -132,7 +137,8 @@ def schedule(
         if jobs is not None:
             wl = wl.head(jobs)
     policies = list(SCHEDULERS) if compare_policies else [policy]
-    results = [simulate(c, wl, p, placement, seed=seed, failures=failures) for p in policies]
+    fail: FailureModel | bool = (fm or True) if failures else False
+    results = [simulate(c, wl, p, placement, seed=seed, failures=fail) for p in policies]
     if as_json:
         if compare_policies:
             emit_json({"policies": {r.policy: r.to_dict() for r in results}})

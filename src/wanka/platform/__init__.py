@@ -11,7 +11,7 @@ See README.md beside this file for the policies, the metrics and their sources.
 """
 
 from wanka.platform.cluster import Cluster
-from wanka.platform.failures import FailureModel, default_node_mtbf_s, node_failure_model
+from wanka.platform.failures import FailureModel, cluster_failure_model, default_node_mtbf_s, node_failure_model
 from wanka.platform.jobs import Job, Workload
 from wanka.platform.metrics import Locality, Percentiles, ScheduleResult
 from wanka.platform.policies import PLACEMENTS, SCHEDULERS
@@ -46,6 +46,7 @@ __all__ = [
     "Workload",
     "builtin_cluster",
     "builtin_trace",
+    "cluster_failure_model",
     "default_node_mtbf_s",
     "load_generic_trace",
     "load_node_list",

@@ -1,8 +1,10 @@
 """Node failures for the scheduler: when a node breaks, how long it is out, what a restart costs.
 
-This is a stand-in for the operations layer's component failure model (``wanka.ops``): until it
-provides per-node rates, :func:`node_failure_model` returns one per-node MTBF derived from the
-Llama 3 report. Swap that one function to plug in another model.
+For a cluster described by a :class:`~wanka.spec.ClusterSpec`, :func:`cluster_failure_model` takes
+the per-node rate from the operations layer's component failure tables (``wanka.ops``: GPUs, HBM,
+NICs, links, host parts of one node, with ``FailureSpec.rate_scale``) and the repair and restart
+times from the scenario's ``FailureSpec``. Node lists from traces (mixed GPU counts, no spec) use
+:func:`node_failure_model`, whose default per-node MTBF comes straight from the Llama 3 report.
 
 Failures are a Poisson process per node (exponential inter-failure times); the superposition
 over ``k`` healthy nodes is Poisson with rate ``k / MTBF``, and the failed node is uniform among
@@ -15,7 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FailureModel", "default_node_mtbf_s", "node_failure_model"]
+from wanka.spec import ClusterSpec, FailureSpec
+
+__all__ = ["FailureModel", "cluster_failure_model", "default_node_mtbf_s", "node_failure_model"]
 
 # Llama 3 405B pre-training (Dubey et al., "The Llama 3 Herd of Models", arXiv:2407.21783,
 # Sec. 3.3.4 and Table 5): 419 unexpected interruptions in a 54-day snapshot on 16,384 H100 GPUs.
@@ -78,5 +82,27 @@ def node_failure_model(
         node_mtbf_s=default_node_mtbf_s() if node_mtbf_s is None else node_mtbf_s,
         repair_s=repair_s,
         restart_s=restart_s,
+        checkpoint_interval_s=checkpoint_interval_s,
+    )
+
+
+def cluster_failure_model(
+    cluster: ClusterSpec, failures: FailureSpec | None = None, *, checkpoint_interval_s: float = 3600.0
+) -> FailureModel:
+    """Per-node failures of ``cluster`` from the operations layer's tables (``wanka.ops``).
+
+    The rate is that of a one-node job on the cluster (its GPUs, HBM, NICs, links and host parts;
+    :func:`wanka.ops.job_failure_rates`); repair and restart come from ``failures``.
+    """
+    from wanka.ops import job_failure_rates
+    from wanka.spec import Scenario
+
+    f = failures if failures is not None else FailureSpec()
+    rates = job_failure_rates(Scenario(cluster=cluster, failures=f), gpus=cluster.gpus_per_node)
+    rate = rates.total
+    return FailureModel(
+        node_mtbf_s=1.0 / rate if rate > 0 else float("inf"),
+        repair_s=f.repair_s,
+        restart_s=f.restart_s,
         checkpoint_interval_s=checkpoint_interval_s,
     )

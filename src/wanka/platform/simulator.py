@@ -23,7 +23,7 @@ import numpy as np
 
 from wanka.errors import SpecError
 from wanka.platform.cluster import Cluster
-from wanka.platform.failures import FailureModel, node_failure_model
+from wanka.platform.failures import FailureModel, cluster_failure_model, node_failure_model
 from wanka.platform.jobs import JobRun, Workload
 from wanka.platform.metrics import Locality, ScheduleResult, percentiles, size_buckets
 from wanka.platform.policies import QueuePolicy, make_placement, make_scheduler
@@ -552,13 +552,14 @@ def simulate(
 ) -> ScheduleResult:
     """Replay ``workload`` on ``cluster`` under ``policy`` and ``placement``; reproducible by ``seed``.
 
-    ``failures``: True = the default node failure model (:func:`node_failure_model`), False/None =
-    no failures, or a :class:`FailureModel`.
+    ``failures``: True = the operations layer's per-node rates for a cluster spec
+    (:func:`cluster_failure_model`) or the Llama 3 per-node MTBF for a node list
+    (:func:`node_failure_model`); False/None = no failures; or a :class:`FailureModel`.
     """
     c = cluster if isinstance(cluster, Cluster) else Cluster.from_spec(cluster)
     fm: FailureModel | None
     if failures is True:
-        fm = node_failure_model()
+        fm = cluster_failure_model(cluster) if isinstance(cluster, ClusterSpec) else node_failure_model()
     elif failures is False or failures is None:
         fm = None
     else:
