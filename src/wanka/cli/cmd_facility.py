@@ -8,8 +8,10 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json, err_console
+from wanka.engine import estimate_step
 from wanka.errors import InfeasibleError, SpecError
 from wanka.facility import assess, first_order_tokens_per_s
+from wanka.ops import simulate_campaign
 from wanka.spec import Scenario, load_scenario
 from wanka.storage import checkpoint_io, data_read_demand
 from wanka.units import format_bytes, format_duration
@@ -18,18 +20,22 @@ __all__: list[str] = []
 
 
 def _step(scenario: Scenario) -> Any | None:
-    """The engine's StepResult when the engine exists and accepts the job; else None (first-order figures)."""
+    """The engine's StepResult when the engine accepts the job; else None (first-order figures)."""
     if scenario.training is None or scenario.parallel is None:
-        return None
-    try:
-        from wanka.engine import estimate_step
-    except ImportError:
         return None
     try:
         return estimate_step(scenario)
     except InfeasibleError as e:
         err_console.print(f"note: step model: {e}; using first-order figures", markup=False)
         return None
+
+
+def _campaign_wall_clock_s(scenario: Scenario, step: Any) -> float:
+    """Mean wall clock to train, failures, restarts and checkpoints included (wanka.ops)."""
+    res = simulate_campaign(
+        scenario, step_time_s=step.step_time_s, tokens_per_step=step.tokens_per_step, seed=0, replicas=200
+    )
+    return float(res.wall_clock_s.mean)
 
 
 def _kw(w: float) -> str:
@@ -50,10 +56,15 @@ def facility_cmd(
     need_u = utilization is None and s.facility.gpu_utilization is None
     step = _step(s) if need_u or (days is None and s.campaign_days is None) else None
     u = utilization if utilization is not None else None if not need_u else getattr(step, "mfu", None)
-    wall = days * 86400.0 if days is not None else getattr(step, "time_to_train_s", None)
+    wall, wall_from = None, "given (--days)"
+    if days is not None:
+        wall = days * 86400.0
+    elif step is not None:
+        # time lost to failures counts: the operations layer's campaign wall clock
+        wall, wall_from = _campaign_wall_clock_s(s, step), "campaign with failures (wanka.ops)"
     if s.campaign_days is not None and days is None:
         wall = None  # the scenario's own campaign window wins over a steady-state time to train
-    r = assess(s, utilization=u, wall_clock_s=wall)
+    r = assess(s, utilization=u, wall_clock_s=wall, wall_clock_from=wall_from)
     if json_out:
         emit_json(r.to_dict())
         return

@@ -90,11 +90,13 @@ class FacilityResult:
         return d
 
 
-def _wall_clock(scenario: Scenario, wall_clock_s: float | None, u: float) -> tuple[float | None, str | None]:
+def _wall_clock(
+    scenario: Scenario, wall_clock_s: float | None, u: float, given_from: str
+) -> tuple[float | None, str | None]:
     if wall_clock_s is not None:
         if not (math.isfinite(wall_clock_s) and wall_clock_s >= 0):
             raise SpecError(f"= {wall_clock_s!r}: must be finite seconds ≥ 0", field="wall_clock_s")
-        return float(wall_clock_s), "given"
+        return float(wall_clock_s), given_from
     if scenario.campaign_days is not None:
         return scenario.campaign_days * 86400.0, "campaign_days"
     if scenario.training is not None and u > 0:
@@ -103,9 +105,16 @@ def _wall_clock(scenario: Scenario, wall_clock_s: float | None, u: float) -> tup
 
 
 def assess(
-    scenario: Scenario, *, utilization: float | None = None, wall_clock_s: float | None = None
+    scenario: Scenario,
+    *,
+    utilization: float | None = None,
+    wall_clock_s: float | None = None,
+    wall_clock_from: str = "given",
 ) -> FacilityResult:
     """Power, racks, energy, cost and CO2 of ``scenario`` (see module docstring).
+
+    ``wall_clock_s``: the campaign's wall clock (pass the operations layer's, failures included);
+    ``wall_clock_from`` says where it came from in the result.
 
     ``utilization``: compute utilisation (MFU) of the job's accelerators; default
     ``scenario.facility.gpu_utilization``, else the typical value in ``facility.yaml``.
@@ -144,7 +153,7 @@ def assess(
     it_peak = c.nodes * peak.total_w + shared
     rack = rack_plan(c, f, node_peak_w=peak.total_w, budget_w=budget, scale_up_peak_w=net.scale_up_w)
     tray_share = net.scale_up_w / c.nodes
-    wall, wall_from = _wall_clock(scenario, wall_clock_s, u)
+    wall, wall_from = _wall_clock(scenario, wall_clock_s, u, wall_clock_from)
     it_e = e = acc_e = cost = co2 = None
     if wall is not None:
         job_it_w = job_nodes * run.total_w + shared * job_gpus / c.accelerators
