@@ -78,6 +78,11 @@ class CauseEntry(_Strict):
     notes: str = ""
 
 
+def _units(x: Exposure | JobFootprint, unit: Unit) -> float:
+    """How many of ``unit`` (gpu, node, nic, link, switch, job) ``x`` counts."""
+    return 1.0 if unit == "job" else float(getattr(x, unit + "es" if unit == "switch" else unit + "s"))
+
+
 class Exposure(_Strict):
     """Units observed and the window the counts come from."""
 
@@ -89,16 +94,7 @@ class Exposure(_Strict):
     window_hours: float = Field(gt=0)
 
     def units(self, unit: Unit) -> float:
-        return float(
-            {
-                "gpu": self.gpus,
-                "node": self.nodes,
-                "nic": self.nics,
-                "link": self.links,
-                "switch": self.switches,
-                "job": 1,
-            }[unit]
-        )
+        return _units(self, unit)
 
 
 class FailureTable(_Strict):
@@ -174,16 +170,7 @@ class JobFootprint:
     switches: int
 
     def units(self, unit: Unit) -> float:
-        return float(
-            {
-                "gpu": self.gpus,
-                "node": self.nodes,
-                "nic": self.nics,
-                "link": self.links,
-                "switch": self.switches,
-                "job": 1,
-            }[unit]
-        )
+        return _units(self, unit)
 
 
 def job_footprint(scenario: Scenario, *, gpus: int | None = None, table: FailureTable | None = None) -> JobFootprint:
