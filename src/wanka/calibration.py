@@ -7,7 +7,7 @@ name or a GPU count), has a physical meaning, and says how it was set:
 * "fit" — fit on ``validation/public_runs.yaml`` (``cases`` only, steady state) by coordinate
   descent on the mean absolute relative error of tokens/s/GPU plus a penalty on cases beyond 18%,
   with the benchmark constants held fixed (``python -m benchmarks.fit_calibration``). Public fit:
-  MAPE 7.0%, max 21.9% over 66 cases; random 5-fold cross-validation (``--cv --folds 5``) gives
+  MAPE 6.8%, max 21.9% over 66 cases; random 5-fold cross-validation (``--cv --folds 5``) gives
   the held-out error. A fitted value at its search bound is marked "(at bound)".
 """
 

@@ -95,7 +95,7 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
     L = sc.model.n_layers + sc.model.mtp_layers
     vpps = [par.vpp]
     if unknown["vpp"] and par.pp > 1:
-        vpps = [v for v in range(1, L // par.pp + 1) if L % (par.pp * v) == 0 and v <= 16] or [1]
+        vpps = [v for v in range(1, min(L // par.pp, 16) + 1)] or [1]  # uneven stages allowed (feasibility)
     mbs = [sc.training.micro_batch]
     if unknown["micro_batch"]:
         mbs = list(_MB_CHOICES)
