@@ -161,3 +161,13 @@ def test_feasibility_reasons_vectorised() -> None:
     assert "tp must divide" in b.reason_text(1) or "world size" in b.reason_text(1)
     assert "world size" in b.reason_text(2)
     assert np.isfinite(b.step_time_s[0])
+
+
+def test_hfu_counts_recomputed_flops() -> None:
+    none = estimate_step(scenario(parallel={"recompute": "none"}), require_fit=False)
+    sel = estimate_step(scenario(parallel={"recompute": "selective"}), require_fit=False)
+    full = estimate_step(scenario(parallel={"recompute": "full"}), require_fit=False)
+    assert none.hfu == pytest.approx(none.mfu)
+    assert sel.hfu > sel.mfu  # the attention core runs again
+    # full recompute repeats the whole forward: HFU/MFU ~ 4/3 (slightly less: the LM head is not recomputed)
+    assert 1.25 < full.hfu / full.mfu <= 4 / 3 + 1e-9

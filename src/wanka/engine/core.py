@@ -117,7 +117,7 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     t_elem = elems * tokens / shard * ctx.act_bytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
     launch = cal.LAYER_OVERHEAD_S + (cal.MOE_LAYER_OVERHEAD_S if moe else 0.0)
     t_elem = t_elem + launch * np.where(st.cuda_graphs, cal.CUDA_GRAPH_OVERHEAD_FACTOR, 1.0)
-    return {"gemm": t_gemm, "attn": t_attn, "elem": t_elem, "flops": f_gemm + attn_flops}
+    return {"gemm": t_gemm, "attn": t_attn, "elem": t_elem, "flops": f_gemm + attn_flops, "attn_flops": attn_flops}
 
 
 def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
@@ -358,14 +358,15 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     buffers = cal.FRAMEWORK_OVERHEAD_BYTES + z3_buf + np.minimum(p_local * 4.0, 2.0 * 40e6 * 4.0)
     total_mem = weights + grads + optim + activations + buffers
 
-    flops_mb = nd_s * dense["flops"] + nm_s * moe["flops"]
-    hw_flops_step = m_mb * (3.0 * flops_mb + np.where(rec == 2, flops_mb, 0.0)) * 1.0
     tokens_step = float(ctx.global_batch_seqs) * s
     tps_gpu = tokens_step / (step * ctx.gpus)
     mfu = ctx.model_flops_per_token * tokens_step / (step * ctx.gpus * ctx.mfu_peak)
-    # HFU adds recomputed FLOPs (forward again for full recompute)
-    rec_share = np.where(rec == 2, 1.0 / 3.0, np.where(rec == 1, 0.0, 0.0))
-    hfu = mfu * (1.0 + rec_share)
+    # HFU adds recomputed FLOPs: the whole forward (full) or the attention core (selective),
+    # relative to the forward + backward executed without recompute
+    fwd_flops = nd_s * dense["flops"] + nm_s * moe["flops"]
+    attn_fwd = nd_s * dense["attn_flops"] + nm_s * moe["attn_flops"]
+    rec_flops = np.where(rec == 2, fwd_flops, np.where(rec == 1, attn_fwd, 0.0))
+    hfu = mfu * (1.0 + rec_flops / np.maximum(3.0 * fwd_flops, 1.0))
     return {
         "step_time_s": step,
         "breakdown": breakdown,
@@ -382,7 +383,6 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         "mfu": mfu,
         "hfu": hfu,
         "micro_batches": m_mb,
-        "stage_flops_per_mb": hw_flops_step,
         "traffic": {
             "tp": m_mb * tp_bytes_mb,
             "cp": m_mb * cp_bytes_mb,
