@@ -75,6 +75,24 @@ def objective(e: np.ndarray) -> float:
     return float(a.mean() + PENALTY * np.maximum(a - 0.18, 0.0).mean())
 
 
+def fit_round(prepared: list[tuple[object, object, float, bool]], rnd: int, points: int) -> float:
+    """One coordinate-descent pass over every fitted constant (grid narrows as rounds go on)."""
+    best = float("inf")
+    for name, (lo, hi) in FITTED.items():
+        cur = getattr(cal, name)
+        span = 0.5**rnd
+        around = cur * np.exp(np.linspace(-span, span, points)) if cur > 0 else np.linspace(lo, hi, points)
+        grid = np.unique(np.clip(np.concatenate([[cur], around]), lo, hi))
+        scores = []
+        for g in grid:
+            setattr(cal, name, float(g))
+            scores.append(objective(errors(prepared)))
+        i = int(np.argmin(scores))
+        setattr(cal, name, float(grid[i]))
+        best = scores[i]
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -90,30 +108,7 @@ def main() -> None:
     best = objective(errors(prepared))
     print(f"start: objective {best:.4f}")
     for rnd in range(args.rounds):
-        for name, (lo, hi) in FITTED.items():
-            cur = getattr(cal, name)
-            span = 0.5**rnd
-            grid = np.unique(
-                np.clip(
-                    np.concatenate(
-                        [
-                            [cur],
-                            cur * np.exp(np.linspace(-span, span, args.points))
-                            if cur > 0
-                            else np.linspace(lo, hi, args.points),
-                        ]
-                    ),
-                    lo,
-                    hi,
-                )
-            )
-            scores = []
-            for g in grid:
-                setattr(cal, name, float(g))
-                scores.append(objective(errors(prepared)))
-            i = int(np.argmin(scores))
-            setattr(cal, name, float(grid[i]))
-            best = scores[i]
+        best = fit_round(prepared, rnd, args.points)
         e = errors(prepared)
         print(
             f"round {rnd}: objective {best:.4f}  MAPE {np.abs(e).mean():.3%}  max {np.abs(e).max():.3%}"
@@ -155,28 +150,7 @@ def cross_validate(rounds: int = 2, points: int = 7, folds: int = 0) -> None:
         train = [p for p, g in zip(prepared, fam, strict=True) if g != f]
         test = [p for p, g in zip(prepared, fam, strict=True) if g == f]
         for rnd in range(rounds):
-            for name, (lo, hi) in FITTED.items():
-                cur = getattr(cal, name)
-                span = 0.5**rnd
-                grid = np.unique(
-                    np.clip(
-                        np.concatenate(
-                            [
-                                [cur],
-                                cur * np.exp(np.linspace(-span, span, points))
-                                if cur > 0
-                                else np.linspace(lo, hi, points),
-                            ]
-                        ),
-                        lo,
-                        hi,
-                    )
-                )
-                scores = []
-                for g in grid:
-                    setattr(cal, name, float(g))
-                    scores.append(objective(errors(train)))
-                setattr(cal, name, float(grid[int(np.argmin(scores))]))
+            fit_round(train, rnd, points)
         e = np.abs(errors(test))
         held.extend(e.tolist())
         print(f"held out {f:15s} {len(test):3d} cases: MAPE {e.mean():.1%}  max {e.max():.1%}")
