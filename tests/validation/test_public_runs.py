@@ -63,3 +63,16 @@ def test_wrong_schema_is_rejected(tmp_path: Path) -> None:
     f.write_text("schema: other/2\ncases: []\n", encoding="utf-8")
     with pytest.raises(SpecError, match="schema"):
         run_validation(f)
+
+
+def test_software_rules_by_framework_and_release() -> None:
+    from wanka.validate import software_overlap
+
+    base = software_overlap("Megatron-LM (MegaScale baseline)", "2023")
+    assert not base["tp_comm_overlap"] and not base["dp_comm_overlap"]
+    mega = software_overlap("MegaScale", "2024")
+    assert mega["tp_comm_overlap"] and mega["dp_comm_overlap"]
+    assert not software_overlap("Megatron-LM", "2021")["flash_attention"]
+    assert software_overlap("NeMo / Megatron-Bridge", "26.04.01")["cuda_graphs"]
+    assert not software_overlap("NeMo / Megatron-Bridge", "25.09")["cuda_graphs"]
+    assert software_overlap("some new framework", "1.0")["tp_comm_overlap"]  # catch-all: current software
