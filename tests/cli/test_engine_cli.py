@@ -28,7 +28,9 @@ def test_plan_trace_is_valid_chrome_trace(tmp_path: Path, capsys) -> None:  # ty
     assert len(stages) == 15  # one track per pipeline stage
     assert {e["tid"] for e in ev if e["ph"] == "X"} == {0, 1}  # compute and communication rows
     assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in ev if e["ph"] == "X")
-    assert "15" in capsys.readouterr().out or True
+    printed = capsys.readouterr().out
+    assert "pp 15" in printed and str(out) in printed  # the plan names the strategy and the trace file
+    assert d["otherData"]["engine_step_time_s"] > 0
 
 
 def test_plan_infeasible_exits_2_without_traceback(tmp_path: Path) -> None:
