@@ -6,10 +6,7 @@ from pathlib import Path
 
 import pytest
 
-try:
-    from wanka.cli import main
-except ModuleNotFoundError as e:  # the CLI base is importable only with its dependencies
-    pytest.skip(f"wanka.cli not importable: {e}", allow_module_level=True)
+from wanka.cli import main
 
 from .conftest import LLAMA3_MODEL
 
