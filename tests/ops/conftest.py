@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from wanka.errors import SpecError
 from wanka.spec import Scenario, load_scenario, parse_scenario
 
 # Llama 3 405B (The Llama 3 Herd of Models, arXiv:2407.21783, Table 3 and Sec. 3.3.2: tp 8, pp 16, dp 128).
@@ -56,11 +55,8 @@ def llama3_inline(**over: Any) -> Scenario:
 
 
 def llama3_preset() -> Scenario:
-    """The preset ``llama3-405b-16k-h100-54d`` as published (its own failure settings), else inline."""
-    try:
-        return load_scenario("llama3-405b-16k-h100-54d")
-    except SpecError:
-        return llama3_inline()
+    """The preset ``llama3-405b-16k-h100-54d`` as published (its own failure settings)."""
+    return load_scenario("llama3-405b-16k-h100-54d")
 
 
 SMALL_MODEL: dict[str, Any] = {
