@@ -55,3 +55,16 @@ def test_validate_json_schema(capsys) -> None:  # type: ignore[no-untyped-def]
 def test_validate_missing_file_exits_2(tmp_path: Path) -> None:
     p = subprocess.run([*WANKA, "validate", str(tmp_path / "nope.yaml")], capture_output=True, text=True)
     assert p.returncode == 2 and "error:" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_plan_without_a_strategy_uses_the_fastest_search_result(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "s.yaml"
+    f.write_text(
+        "cluster: {accelerator: H100, nodes: 8}\nmodel: llama3-8b\ntraining: {global_batch_seqs: 128, seq_len: 4096}\n",
+        encoding="utf-8",
+    )
+    assert main(["plan", str(f), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    s = d["strategy"]
+    assert d["strategy_from"].startswith("wanka search")
+    assert s["tp"] * s["pp"] * s["dp"] * s["cp"] == 64 and d["memory_bytes"]["fits"]

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json, write_text_atomic
 from wanka.engine import StepResult, chrome_trace, estimate_step
-from wanka.errors import WankaError
+from wanka.errors import InfeasibleError, WankaError
 from wanka.spec import Scenario, load_scenario
 from wanka.units import format_bytes, format_duration
 
@@ -112,14 +112,30 @@ def plan(
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="write one iteration as Chrome-trace JSON")] = None,
 ) -> None:
-    """Step time, its breakdown, memory per GPU, MFU and time to train of a scenario's job."""
+    """Step time, its breakdown, memory per GPU, MFU and time to train of a scenario's job.
+
+    A scenario without a `parallel:` block gets the fastest strategy `wanka search` finds.
+    """
     sc = load_scenario(scenario)
+    chosen = False
+    if sc.parallel is None and sc.model is not None and sc.training is not None:
+        from wanka.planner import candidate_scenario, search
+
+        best = search(sc, top=1).top
+        if not best:
+            raise InfeasibleError(f"no parallel strategy for {sc.name!r} fits; see `wanka search {scenario}`")
+        sc = candidate_scenario(sc, best[0])
+        chosen = True
     r = estimate_step(sc)
     if trace is not None:
         write_text_atomic(trace, json.dumps(chrome_trace(r, name=sc.name)), field="--trace")
     if json_out:
-        emit_json(plan_dict(sc, r))
+        d = plan_dict(sc, r)
+        d["strategy_from"] = "wanka search (fastest)" if chosen else "scenario"
+        emit_json(d)
         return
     print_plan(sc, r)
+    if chosen:
+        console.print(" strategy from  `wanka search` (the scenario gives no parallel: block)")
     if trace is not None:
         console.print(f" trace          {trace} (open in https://ui.perfetto.dev or chrome://tracing)")
