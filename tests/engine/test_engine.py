@@ -171,3 +171,33 @@ def test_hfu_counts_recomputed_flops() -> None:
     assert sel.hfu > sel.mfu  # the attention core runs again
     # full recompute repeats the whole forward: HFU/MFU ~ 4/3 (slightly less: the LM head is not recomputed)
     assert 1.25 < full.hfu / full.mfu <= 4 / 3 + 1e-9
+
+
+def _deepseek(**parallel: object) -> Scenario:
+    base = {"tp": 1, "pp": 8, "dp": 32, "ep": 32, "zero": 1, "recompute": "selective"}
+    return parse_scenario(
+        {
+            "cluster": {"accelerator": "H800", "nodes": 32},
+            "model": "deepseek-v3",
+            "training": {"global_batch_seqs": 1024, "precision": "fp8", "seq_len": 4096},
+            "parallel": {**base, **parallel},
+        }
+    )
+
+
+def test_deepep_dispatch_cuts_cross_node_all_to_all() -> None:
+    plain = estimate_step(_deepseek(), require_fit=False)
+    deep = estimate_step(_deepseek(ep_dispatch="deepep"), require_fit=False)
+    # EP 32 spans 4 nodes: a token's 8 experts sit on ~3.3 distinct nodes, 2.4 remote, vs 6 copies
+    assert deep.breakdown["ep_comm"] < 0.6 * plain.breakdown["ep_comm"]
+    assert deep.breakdown["compute"] == pytest.approx(plain.breakdown["compute"])
+
+
+def test_dualpipe_halves_the_bubble_and_keeps_two_parameter_copies() -> None:
+    one = estimate_step(_deepseek(), require_fit=False)
+    dual = estimate_step(_deepseek(pp_schedule="dualpipe"), require_fit=False)
+    # DeepSeek-V3 Table 2: bubble (PP/2 - 1) vs PP - 1 stage-times
+    assert dual.breakdown["pp_bubble"] == pytest.approx(one.breakdown["pp_bubble"] * 3 / 7, rel=1e-9)
+    assert dual.memory.weights == pytest.approx(2 * one.memory.weights)
+    with pytest.raises(InfeasibleError, match="DualPipe"):
+        estimate_step(_deepseek(pp_schedule="dualpipe", pp=1, dp=256), require_fit=False)

@@ -22,6 +22,7 @@ strategy is a batch of one. The structure, per pipeline stage and micro-batch:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -217,8 +218,20 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
 
     # ---- expert parallel all-to-all
     if has_moe and model.moe is not None:
+        k_top = float(model.moe.top_k)
         ep_group = comm_group(cl, ep, tp * cp, ctx.a2a_contention)
-        a2a_bytes = tokens / np.where(st.sp, tp, 1.0) * model.moe.top_k * h * B
+        # node-deduplicated dispatch (DeepEP): a token crosses the fabric once per remote domain that
+        # holds one of its top-k experts; with uniform routing over N domains that is
+        # (N-1)(1-(1-1/N)^k) domains instead of k(N-1)/N copies
+        n_dom = np.maximum(1.0, ep / np.asarray(ep_group.per_domain, dtype=float))
+        remote = (n_dom - 1.0) * (1.0 - (1.0 - 1.0 / n_dom) ** k_top)
+        plain = k_top * (n_dom - 1.0) / n_dom
+        dedup = np.where(st.deepep & (n_dom > 1), remote / np.maximum(plain, 1e-12), 1.0)
+        ep_group = replace(ep_group, remote_dedup=dedup)
+        # FP8 dispatch (DeepSeek-V3 Sec. 3.3): the forward dispatch moves 1-byte activations, the
+        # combine and both backward passes 2-byte ones
+        bytes_scale = np.where(st.deepep & ctx.fp8, (1.0 + 3.0 * B) / (4.0 * B), 1.0)
+        a2a_bytes = tokens / np.where(st.sp, tp, 1.0) * k_top * h * B * bytes_scale
         t_a2a = np.asarray(collective_time("all_to_all", a2a_bytes, ep_group).time_s)
         passes = 4.0 + np.where(rec == 2, 2.0, 0.0)
         ep_total = np.where(ep > 1, t_a2a * passes * nm_s, 0.0)
@@ -236,7 +249,9 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     per_mb = t_fwd + t_bwd + t_rec + tp_exposed + cp_exposed + ep_exposed
 
     # ---- pipeline
-    bubble = np.where(pp > 1, (pp - 1.0) / v * per_mb, 0.0)
+    # DualPipe's bubble is (PP/2 - 1) stage-times against 1F1B's PP - 1 (DeepSeek-V3 Table 2)
+    stages_idle = np.where(st.dualpipe, np.maximum(pp / 2.0 - 1.0, 0.0), pp - 1.0)
+    bubble = np.where(pp > 1, stages_idle / v * per_mb, 0.0)
     pp_group = comm_group(cl, np.full_like(tp, 2.0), tp * cp * dp, ctx.ring_contention)
     p2p_bytes = tokens * h * B / tp
     t_p2p = np.asarray(collective_time("send_recv", p2p_bytes, pp_group).time_s)
@@ -338,8 +353,9 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
 
     # ---- memory per GPU (busiest stage)
     w_b = 2.0
-    weights = np.where(z == 3, p_dense / dpc + p_expert / edp, p_local) * w_b
-    grads = np.where(z >= 2, p_dense / dpc + p_expert / edp, p_local) * 4.0
+    copies = np.where(st.dualpipe, 2.0, 1.0)  # DualPipe keeps two copies of the parameters
+    weights = np.where(z == 3, p_dense / dpc + p_expert / edp, p_local) * w_b * copies
+    grads = np.where(z >= 2, p_dense / dpc + p_expert / edp, p_local) * 4.0 * copies
     optim = 12.0 * p_opt  # fp32 master + Adam m, v
     # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
     # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them

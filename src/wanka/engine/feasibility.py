@@ -24,6 +24,7 @@ REASONS = (
     "seq_len must be divisible by tp (sequence parallel)",
     "ep > 1 needs an MoE model",
     "vpp > 1 needs pp > 1",
+    "DualPipe needs an even pp >= 2 and no interleaving",
 )
 
 
@@ -56,4 +57,5 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
     if m.moe is None:
         rule(11, st.ep > 1)
     rule(12, (st.vpp > 1) & (st.pp == 1))
+    rule(13, st.dualpipe & ((st.pp < 2) | (st.pp % 2 != 0) | (st.vpp > 1)))
     return code

@@ -39,6 +39,8 @@ class Strategies:
     flash: BoolArr
     ep_overlap: BoolArr
     cuda_graphs: BoolArr
+    deepep: BoolArr
+    dualpipe: BoolArr
 
     def __len__(self) -> int:
         return int(self.tp.shape[0])
@@ -64,6 +66,8 @@ class Strategies:
             flash=np.array([s.flash_attention for s in specs], dtype=bool),
             ep_overlap=np.array([s.ep_comm_overlap for s in specs], dtype=bool),
             cuda_graphs=np.array([s.cuda_graphs for s in specs], dtype=bool),
+            deepep=np.array([s.ep_dispatch == "deepep" for s in specs], dtype=bool),
+            dualpipe=np.array([s.pp_schedule == "dualpipe" for s in specs], dtype=bool),
         )
 
     @classmethod
@@ -97,6 +101,8 @@ class Strategies:
             flash=get("flash", d.flash_attention, bool),
             ep_overlap=get("ep_overlap", d.ep_comm_overlap, bool),
             cuda_graphs=get("cuda_graphs", d.cuda_graphs, bool),
+            deepep=get("deepep", d.ep_dispatch == "deepep", bool),
+            dualpipe=get("dualpipe", d.pp_schedule == "dualpipe", bool),
         )
 
     def row(self, i: int) -> dict[str, object]:

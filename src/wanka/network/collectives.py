@@ -62,6 +62,10 @@ class CommGroup:
     out_latency_s: float | None = None  # per hop; None = calibration.SCALE_OUT_LATENCY_S
     in_network_reduction: bool = False  # fabric SHARP: all-reduce across domains moves each byte once each way
     scale_up_reduction: bool = False  # NVLS: the scale-up switch reduces inside the domain
+    # all-to-all only: share of the off-domain bytes that crosses the fabric. 1 = one copy per
+    # destination rank (NCCL alltoall); < 1 = one copy per destination domain, forwarded over the
+    # scale-up links there (node-deduplicated dispatch, DeepEP; DeepSeek-V3 Sec. 3.2.2)
+    remote_dedup: Num = 1.0
 
     @property
     def scale_up_latency_s(self) -> float:
@@ -183,8 +187,10 @@ def _all_to_all(nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
     up, out = _eff_bws(g)
     s = np.asarray(nbytes, dtype=float)
     eff = cal.A2A_EFFICIENCY / cal.SCALE_OUT_EFFICIENCY
-    t_up = (a - 1.0) / n * s / up
-    t_out = (n - a) / n * s / (out * eff)
+    dedup = np.asarray(g.remote_dedup, dtype=float)
+    # deduplicated copies arrive once per domain and are forwarded to the other ranks over NVLink
+    t_up = (a - 1.0) / n * s / up + np.where(dedup < 1.0, (n - a) / n * s / up, 0.0)
+    t_out = (n - a) / n * s * dedup / (out * eff)
     lat = (
         np.where(n > a, (n - a) * g.scale_out_latency_s / np.maximum(a, 1.0), 0.0)
         + (a - 1.0) * g.scale_up_latency_s / 4.0

@@ -44,6 +44,14 @@ class ParallelSpec(Spec):
     flash_attention: bool = Field(True, description="fused attention kernel (Dao et al. 2022); False = unfused softmax")
     ep_comm_overlap: bool = Field(False, description="hide MoE all-to-all behind compute (DualPipe, MCore 0.14+)")
     cuda_graphs: bool = Field(False, description="CUDA graphs capture layer kernels (cuts launch/host cost)")
+    ep_dispatch: Literal["alltoall", "deepep"] = Field(
+        "alltoall",
+        description="MoE dispatch: alltoall = a copy per expert rank; deepep = one copy per destination node "
+        "forwarded over NVLink, FP8 dispatch in FP8 runs (DeepSeek-V3 Sec. 3.2.2)",
+    )
+    pp_schedule: Literal["1f1b", "dualpipe"] = Field(
+        "1f1b", description="1f1b (interleaved when vpp > 1) or DualPipe (DeepSeek-V3 Sec. 3.2.1)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:

@@ -105,6 +105,8 @@ def software_overlap(framework: str, release: str) -> dict[str, Any]:
             "flash_attention": bool(rule.get("flash_attention", True)),
             "ep_comm_overlap": bool(rule.get("ep_comm_overlap", False)),
             "cuda_graphs": bool(rule.get("cuda_graphs", False)),
+            "ep_dispatch": str(rule.get("ep_dispatch", "alltoall")),
+            "pp_schedule": str(rule.get("pp_schedule", "1f1b")),
             "source": str(rule["source"]),
         }
     raise AssertionError("software.yaml ends with a catch-all rule")

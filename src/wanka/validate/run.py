@@ -108,6 +108,8 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
         flash=par.flash_attention,
         ep_overlap=par.ep_comm_overlap,
         cuda_graphs=par.cuda_graphs,
+        deepep=par.ep_dispatch == "deepep",
+        dualpipe=par.pp_schedule == "dualpipe",
         vpp=[r[0] for r in rows],
         micro_batch=[r[1] for r in rows],
     )
