@@ -76,3 +76,16 @@ def test_software_rules_by_framework_and_release() -> None:
     assert software_overlap("NeMo / Megatron-Bridge", "26.04.01")["cuda_graphs"]
     assert not software_overlap("NeMo / Megatron-Bridge", "25.09")["cuda_graphs"]
     assert software_overlap("some new framework", "1.0")["tp_comm_overlap"]  # catch-all: current software
+
+
+def test_case_conversion_tolerates_unstated_optional_fields() -> None:
+    import copy
+
+    cases, _ = load_cases()
+    raw = copy.deepcopy(next(c for c in cases if c.id.startswith("nemo2511_llama3_8b_b200")).raw)
+    raw["model"]["n_kv_heads"] = None  # not stated: treated as multi-head attention
+    raw["precision_recipe"] = "nvfp4_future_recipe"  # reported, not modelled
+    raw["parallelism"]["zero"] = None
+    raw["hardware"]["gpus_per_node"] = None
+    r = predict_case(Case("x", "steady_state", raw))
+    assert r.error is None and r.predicted is not None and r.predicted > 0
