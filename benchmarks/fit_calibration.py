@@ -18,7 +18,7 @@ import numpy as np
 from wanka import calibration as cal
 from wanka.engine import evaluate_batch, make_context
 from wanka.validate.cases import case_scenario, load_cases
-from wanka.validate.run import _candidates, pick
+from wanka.validate.run import _candidates, choose
 
 FITTED = {
     "GEMM_EFF_MAX": (0.6, 1.0),
@@ -54,16 +54,8 @@ def errors(prepared: list[tuple[object, object, float, bool]]) -> np.ndarray:
     errs = []
     for ctx, st, truth, mb_unknown in prepared:
         r = evaluate_batch(ctx, st, 1.0)  # type: ignore[arg-type]
-        ok = r.reason == -1
-        pool = ok if ok.any() else (r.reason == -1) | (r.reason == -2) | (r.reason == 5)
-        fit = bool((pool & r.fits).any())
-        _, pred = pick(
-            r.tokens_per_s_per_gpu,
-            pool & r.fits if fit else pool,
-            st.micro_batch,  # type: ignore[attr-defined]
-            mb_unknown and fit,
-        )
-        errs.append(pred / truth - 1.0)
+        chosen = choose(r, st.micro_batch, mb_unknown)  # type: ignore[attr-defined]
+        errs.append(np.inf if chosen is None else chosen[1] / truth - 1.0)
     return np.array(errs)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from wanka.engine import Strategies, evaluate_batch, make_context
+from wanka.engine import BatchResult, Strategies, evaluate_batch, make_context
 from wanka.errors import WankaError
 from wanka.validate.cases import Case, case_scenario, load_cases
 
@@ -137,6 +137,26 @@ def pick(tps: np.ndarray, pool: np.ndarray, micro_batch: np.ndarray, mb_unknown:
     return best[(len(best) - 1) // 2][1], best[(len(best) - 1) // 2][0]
 
 
+def choose(res: BatchResult, micro_batch: np.ndarray, mb_unknown: bool) -> tuple[int, float] | None:
+    """The candidate a case is predicted from, or None when none can run.
+
+    A published run did run, so when no candidate passes every rule, those that only disagree on
+    memory or batch rounding are accepted. The median rule for an unpublished micro-batch needs
+    sizes that fit in memory to choose among; without them the fastest is taken.
+    """
+    ok = res.reason == -1
+    shape_ok = ok | (res.reason == -2) | (res.reason == 5)
+    pool = ok if ok.any() else shape_ok
+    if not pool.any():
+        return None
+    fit = bool((pool & res.fits).any())
+    return pick(res.tokens_per_s_per_gpu, pool & res.fits if fit else pool, micro_batch, mb_unknown and fit)
+
+
+def _failed(case: Case, truth: float, error: str) -> CaseResult:
+    return CaseResult(case.id, case.kind, None, truth, None, error=error, superseded=case.superseded)
+
+
 def predict_case(case: Case) -> CaseResult:
     """Predicted steady-state tokens/s/GPU for one case (errors are reported, not raised)."""
     truth = case.truth if "truth" in case.raw else float("nan")
@@ -145,27 +165,12 @@ def predict_case(case: Case) -> CaseResult:
         ctx = make_context(sc)
         st = _candidates(sc, unknown)
         res = evaluate_batch(ctx, st, 1.0)
-        ok = res.reason == -1
-        # a published run did run: accept it when only memory or batch rounding disagree
-        shape_ok = (res.reason == -1) | (res.reason == -2) | (res.reason == 5)
-        pool = ok if ok.any() else shape_ok
-        if not pool.any():
-            return CaseResult(
-                case.id,
-                case.kind,
-                None,
-                truth,
-                None,
-                error=f"infeasible: {res.reason_text(0)}",
-                superseded=case.superseded,
-            )
-        # the median rule needs sizes that fit in memory to choose among; without them take the fastest
-        fit = bool((pool & res.fits).any())
-        i, pred = pick(
-            res.tokens_per_s_per_gpu, pool & res.fits if fit else pool, st.micro_batch, unknown["micro_batch"] and fit
-        )
+        chosen = choose(res, st.micro_batch, unknown["micro_batch"])
+        if chosen is None:
+            return _failed(case, truth, f"infeasible: {res.reason_text(0)}")
+        i, pred = chosen
     except WankaError as e:
-        return CaseResult(case.id, case.kind, None, truth, None, error=str(e), superseded=case.superseded)
+        return _failed(case, truth, str(e))
     if case.kind == "campaign":
         # whole-run average: failures, restarts and checkpoints from the operations model
         from wanka.ops import campaign_throughput
@@ -175,17 +180,9 @@ def predict_case(case: Case) -> CaseResult:
             tokens_step = float(ctx.global_batch_seqs * ctx.seq_len)
             pred = campaign_throughput(sc, step, tokens_step, seed=0)
         except WankaError as e:
-            return CaseResult(case.id, case.kind, None, truth, None, error=str(e), superseded=case.superseded)
+            return _failed(case, truth, str(e))
     elif case.kind != "steady_state":
-        return CaseResult(
-            case.id,
-            case.kind,
-            None,
-            truth,
-            None,
-            error=f"unknown kind {case.kind!r}",
-            superseded=case.superseded,
-        )
+        return _failed(case, truth, f"unknown kind {case.kind!r}")
     return CaseResult(
         case.id, case.kind, pred, truth, pred / truth - 1.0, strategy=st.row(i), superseded=case.superseded
     )
