@@ -306,9 +306,8 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # forward/backward of one micro-batch on this stage is the overlap window
     win_b = t_bwd + t_rec
     win_f = t_fwd
-    floor = cal.DP_EXPOSED_FLOOR
 
-    def exposed(t: Arr, window: Arr) -> Arr:
+    def exposed(t: Arr, window: Arr, floor: float = cal.DP_EXPOSED_FLOOR) -> Arr:
         # overlapped buckets hide behind the window; the last bucket (and a floor share for
         # stream contention) always shows
         return np.where(st.dp_overlap, np.maximum(np.maximum(floor * t, t / nb_dense), t - window), t)
@@ -316,14 +315,9 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     dp_z0 = exposed(t_ar, win_b)
     dp_z12 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
     # ZeRO-3: gather before forward and backward (and the recompute), reduce-scatter after
-    # backward, every micro-batch
-    # (prefetching hides every bucket but the first behind the layer compute)
+    # backward, every micro-batch; prefetching hides every bucket but the first (no floor share)
     n_ag_bwd = np.where(rec == 2, 2.0, 1.0)
-
-    def exposed_z3(t: Arr, window: Arr) -> Arr:
-        return np.where(st.dp_overlap, np.maximum(t / nb_dense, t - window), t)
-
-    dp_z3 = m_mb * (exposed_z3(t_ag, win_f) + exposed_z3(n_ag_bwd * t_ag + t_rs, win_b))
+    dp_z3 = m_mb * (exposed(t_ag, win_f, 0.0) + exposed(n_ag_bwd * t_ag + t_rs, win_b, 0.0))
     dp_exposed = np.where(z == 0, dp_z0, np.where(z == 3, dp_z3, dp_z12))
     dp_bytes = np.where(
         z == 0,
