@@ -91,25 +91,46 @@ def compare_plots(cmp: Comparison, lang: str) -> list[Plot]:
     names = [c.name for c in cmp.clusters]
     colors = plt.get_cmap("tab10").colors
     out: list[Plot] = []
-    with plt.rc_context(rc):
-        # 1. step breakdown, share of step time, stacked bars side by side
+
+    def stacked(
+        kind: str,
+        series: list[tuple[str, list[float], int]],
+        notes: list[str | None],
+        xlim: float,
+        xlabel: str,
+        ncol: int,
+    ) -> None:
+        """Horizontal stacked shares per cluster, a note right of each bar (plots 1 and 4)."""
         fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.7 * len(names)))
         left = [0.0] * len(names)
-        for i, k in enumerate(BREAKDOWN_KEYS):
-            vals = [c.efficiency["breakdown_s"][k] / c.efficiency["step_time_s"] for c in cmp.clusters]
-            if all(v == 0 for v in vals):
-                continue
-            ax.barh(names, vals, left=left, color=colors[i % 10], label=L(k))
+        for key, vals, color in series:
+            ax.barh(names, vals, left=left, color=colors[color % 10], label=L(key))
             left = [a + b for a, b in zip(left, vals, strict=True)]
-        for j, c in enumerate(cmp.clusters):
-            ax.text(1.01, j, f"{c.efficiency['step_time_s']:.2f} s · MFU {c.efficiency['mfu']:.0%}", va="center")
-        ax.set_xlim(0, 1.25)
-        ax.set_xlabel(L("share_of_step"))
+        for j, note in enumerate(notes):
+            if note is not None:
+                ax.text(1.01, j, note, va="center")
+        ax.set_xlim(0, xlim)
+        ax.set_xlabel(L(xlabel))
         ax.invert_yaxis()
-        ax.legend(ncol=4, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(names) < 3 else -0.2))
-        ax.set_title(L("plot_breakdown"))
-        out.append(Plot("breakdown", L("plot_breakdown"), _uri(fig), plot_lang))
+        ax.legend(ncol=ncol, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(names) < 3 else -0.2))
+        ax.set_title(L(f"plot_{kind}"))
+        out.append(Plot(kind, L(f"plot_{kind}"), _uri(fig), plot_lang))
         plt.close(fig)
+
+    with plt.rc_context(rc):
+        # 1. step breakdown, share of step time, stacked bars side by side
+        shares = [
+            (k, [c.efficiency["breakdown_s"][k] / c.efficiency["step_time_s"] for c in cmp.clusters], i)
+            for i, k in enumerate(BREAKDOWN_KEYS)
+        ]
+        stacked(
+            "breakdown",
+            [row for row in shares if any(v != 0 for v in row[1])],
+            [f"{c.efficiency['step_time_s']:.2f} s · MFU {c.efficiency['mfu']:.0%}" for c in cmp.clusters],
+            1.25,
+            "share_of_step",
+            4,
+        )
         # 2. ETTR vs checkpoint interval
         fig, ax = plt.subplots(figsize=(7.5, 3.6))
         for j, c in enumerate(cmp.clusters):
@@ -156,23 +177,22 @@ def compare_plots(cmp: Comparison, lang: str) -> list[Plot]:
         out.append(Plot("failures", L("plot_failures"), _uri(fig), plot_lang))
         plt.close(fig)
         # 4. power stack: share of facility power, total annotated
-        fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.7 * len(names)))
-        left = [0.0] * len(names)
-        for i, k in enumerate(_POWER_KEYS):
-            vals = []
-            for c in cmp.clusters:
-                f = c.facility
-                vals.append(f["power_stack_w"][k] / f["facility_power_w"] if f else 0.0)
-            ax.barh(names, vals, left=left, color=colors[(i + 3) % 10], label=L(k))
-            left = [a + b for a, b in zip(left, vals, strict=True)]
-        for j, c in enumerate(cmp.clusters):
-            if c.facility:
-                ax.text(1.01, j, f"{c.facility['facility_power_w'] / 1e6:,.2f} MW", va="center")
-        ax.set_xlim(0, 1.2)
-        ax.set_xlabel(L("share_of_power"))
-        ax.invert_yaxis()
-        ax.legend(ncol=3, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(names) < 3 else -0.2))
-        ax.set_title(L("plot_power"))
-        out.append(Plot("power", L("plot_power"), _uri(fig), plot_lang))
-        plt.close(fig)
+        stacked(
+            "power",
+            [
+                (
+                    k,
+                    [
+                        c.facility["power_stack_w"][k] / c.facility["facility_power_w"] if c.facility else 0.0
+                        for c in cmp.clusters
+                    ],
+                    i + 3,
+                )
+                for i, k in enumerate(_POWER_KEYS)
+            ],
+            [f"{c.facility['facility_power_w'] / 1e6:,.2f} MW" if c.facility else None for c in cmp.clusters],
+            1.2,
+            "share_of_power",
+            3,
+        )
     return out
