@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from wanka import calibration as cal
-from wanka.engine import evaluate_batch, make_context
+from wanka.engine import Context, Strategies, evaluate_batch, make_context
 from wanka.validate.cases import case_scenario, load_cases
 from wanka.validate.run import _candidates, choose
 
@@ -39,22 +39,25 @@ FITTED = {
 }
 
 
-def prepare() -> list[tuple[object, object, float, bool]]:
+Prepared = list[tuple[Context, Strategies, float]]
+
+
+def prepare() -> Prepared:
     cases, _ = load_cases()
     out = []
     for c in cases:
         if c.kind != "steady_state":
             continue
         sc, unknown = case_scenario(c)
-        out.append((make_context(sc), _candidates(sc, unknown), c.truth, unknown["micro_batch"]))
+        out.append((make_context(sc), _candidates(sc, unknown), c.truth))
     return out
 
 
-def errors(prepared: list[tuple[object, object, float, bool]]) -> np.ndarray:
+def errors(prepared: Prepared) -> np.ndarray:
     errs = []
-    for ctx, st, truth, mb_unknown in prepared:
-        r = evaluate_batch(ctx, st, 1.0)  # type: ignore[arg-type]
-        chosen = choose(r, st.micro_batch, mb_unknown)  # type: ignore[attr-defined]
+    for ctx, st, truth in prepared:
+        r = evaluate_batch(ctx, st, 1.0)
+        chosen = choose(r, ctx.hbm_bytes)
         errs.append(np.inf if chosen is None else chosen[1] / truth - 1.0)
     return np.array(errs)
 
@@ -67,7 +70,7 @@ def objective(e: np.ndarray) -> float:
     return float(a.mean() + PENALTY * np.maximum(a - 0.18, 0.0).mean())
 
 
-def fit_round(prepared: list[tuple[object, object, float, bool]], rnd: int, points: int) -> float:
+def fit_round(prepared: Prepared, rnd: int, points: int) -> float:
     """One coordinate-descent pass over every fitted constant (grid narrows as rounds go on)."""
     best = float("inf")
     for name, (lo, hi) in FITTED.items():

@@ -30,6 +30,7 @@ __all__ = [
     "GEMM_HALF_DIM",
     "GROUPED_GEMM_PENALTY",
     "LAYER_OVERHEAD_S",
+    "MEMORY_MODEL_TOLERANCE",
     "MOE_LAYER_OVERHEAD_S",
     "MOE_ROUTING_IMBALANCE",
     "NVLS_EFFICIENCY",
@@ -72,7 +73,7 @@ COLLECTIVE_LAUNCH_S = 10e-6
 # The large-GEMM ceiling is the accelerator's measured matmul_fraction (catalog); GEMM_EFF_MAX is
 # the share of that ceiling production GEMM shapes keep. fit.
 GEMM_EFF_MAX = 0.84
-GEMM_HALF_DIM = 35.0
+GEMM_HALF_DIM = 40.0
 # The fused-attention ceiling is the accelerator's attention_fraction (catalog, from the kernels'
 # papers); ATTN_EFFICIENCY is the share of it training runs keep (causal masking, GQA, short
 # sequences, the kernel generation a framework ships). fit.
@@ -93,10 +94,10 @@ MOE_ROUTING_IMBALANCE = 1.0
 # ---------------------------------------------------------------- overlap
 # Share of TP communication hidden behind GEMMs when TP-comm overlap is on (Transformer Engine
 # userbuffers on H100; Megatron-LM 2021 had none). fit.
-TP_OVERLAP_HIDDEN = 0.35
+TP_OVERLAP_HIDDEN = 0.06
 # Share of the DP gradient/parameter communication that stays exposed even when overlapped
 # (the last bucket, the first all-gather; MegaScale NSDI'24 Sec. 3). fit.
-DP_EXPOSED_FLOOR = 0.45
+DP_EXPOSED_FLOOR = 0.35
 # Share of pipeline p2p transfer time not hidden behind compute (1F1B's send/recv pairs block).
 # fit (at bound 1.0).
 PP_P2P_EXPOSED = 1.0
@@ -105,6 +106,11 @@ PP_P2P_EXPOSED = 1.0
 # CUDA context, NCCL and cuBLAS workspaces and allocator fragmentation per GPU (PyTorch memory
 # snapshots of Megatron runs show 2-4 GiB beyond tensors). benchmark.
 FRAMEWORK_OVERHEAD_BYTES = 3.0 * 1024**3
+# Relative error the activation-memory model is allowed when a validation case leaves a setting
+# (vpp, micro-batch) unpublished: candidates up to this share over HBM still count as fitting. The
+# model matches the Korthikanti et al. 2022 per-layer figures within 10% (tests/engine), so a
+# candidate within 10% of capacity cannot be ruled out. benchmark.
+MEMORY_MODEL_TOLERANCE = 0.10
 # Adam step traffic per parameter: read fp32 param, grad, m, v; write param, m, v and the bf16 copy,
 # plus the gradient-norm read (30 + 4 bytes).
 OPTIMIZER_BYTES_PER_PARAM = 34.0
@@ -112,12 +118,12 @@ OPTIMIZER_BYTES_PER_PARAM = 34.0
 # share of the all-to-all that still shows. benchmark (not fit: one public case uses it).
 EP_OVERLAP_FLOOR = 0.10
 # Expert all-to-all share hidden behind compute (0 = none; DeepSeek DualPipe hides most). fit.
-EP_OVERLAP_HIDDEN = 0.075
+EP_OVERLAP_HIDDEN = 0.09
 
 # ---------------------------------------------------------------- fixed costs
 # Host-side and launch cost per transformer layer per micro-batch forward (backward counts twice):
 # ~20-40 kernels at a few microseconds each (PyTorch/TE launch latency). fit.
-LAYER_OVERHEAD_S = 55e-6
+LAYER_OVERHEAD_S = 66e-6
 # CUDA graphs replay captured kernels: the per-layer launch/host cost shrinks to this share.
 # fit (at bound 0: graphs remove the host-side cost entirely in the public rows that use them).
 CUDA_GRAPH_OVERHEAD_FACTOR = 0.0

@@ -89,3 +89,56 @@ def test_case_conversion_tolerates_unstated_optional_fields() -> None:
     raw["hardware"]["gpus_per_node"] = None
     r = predict_case(Case("x", "steady_state", raw))
     assert r.error is None and r.predicted is not None and r.predicted > 0
+
+
+def test_pipeline_and_attention_switches_follow_the_framework() -> None:
+    from wanka.validate import software_overlap
+
+    neox = software_overlap("GPT-NeoX", "2022")
+    assert not neox["pp_comm_overlap"] and not neox["pp_scatter_gather"]  # DeepSpeed PipelineEngine
+    mcore = software_overlap("Megatron-Core", "0.8")
+    assert mcore["pp_comm_overlap"] and mcore["pp_scatter_gather"] and mcore["attention_kernel"] == "native"
+    assert software_overlap("torchtitan", "2024")["attention_kernel"] == "fa2"  # PyTorch SDPA flash backend
+    assert software_overlap("Composer/llm-foundry", "2023")["attention_kernel"] == "fa2"
+
+
+def test_unpublished_micro_batch_takes_the_fastest_that_fits() -> None:
+    import copy
+
+    cases, _ = load_cases()
+    raw = copy.deepcopy(next(c for c in cases if c.id == "megatron2021_t1_145.6B").raw)
+    raw["batch"]["micro_batch"] = None
+    raw["parallelism"]["vpp"] = 2
+    r = predict_case(Case("x", "steady_state", raw))
+    assert r.predicted is not None
+    best = 0.0
+    for mb in (1, 2, 4, 8, 16):
+        one = copy.deepcopy(raw)
+        one["batch"]["micro_batch"] = mb
+        p = predict_case(Case("x", "steady_state", one))
+        if p.predicted is not None and p.strategy.get("micro_batch") == mb:
+            best = max(best, p.predicted)
+    assert r.predicted == pytest.approx(best, rel=1e-9)
+
+
+def test_memory_tolerance_admits_a_setting_just_over_capacity() -> None:
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from wanka import calibration as cal
+    from wanka.validate.run import choose
+
+    gib = 2.0**30
+    tol = cal.MEMORY_MODEL_TOLERANCE
+    res = SimpleNamespace(
+        reason=np.array([-1, -2, -2, 3]),  # fits, over HBM, over HBM, shape rule broken
+        memory_bytes=np.array([60, 80 * (1 + tol / 2), 80 * (1 + 2 * tol), 10]) * gib,
+        tokens_per_s_per_gpu=np.array([100.0, 120.0, 150.0, 999.0]),
+    )
+    assert choose(res, 80 * gib) == (1, 120.0)  # within the memory model's error: still a candidate
+    assert choose(res, 60 * gib) == (0, 100.0)  # the others are beyond it
+    # nothing fits: the run did run, so the fastest shape-valid candidate is taken
+    assert choose(res, 1 * gib) == (2, 150.0)
+    none = SimpleNamespace(reason=np.array([3]), memory_bytes=np.array([1.0]), tokens_per_s_per_gpu=np.array([1.0]))
+    assert choose(none, gib) is None

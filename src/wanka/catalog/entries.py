@@ -49,6 +49,9 @@ class AcceleratorEntry(_Entry):
     idle_w: float = Field(gt=0)
     matmul_fraction: float = Field(0.8, gt=0, le=1, description="achievable / peak on large GEMMs")
     attention_fraction: float = Field(0.5, gt=0, le=1, description="fused attention fwd+bwd / BF16 peak")
+    attention_fraction_fa2: float | None = Field(
+        None, gt=0, le=1, description="FlashAttention-2 fwd+bwd / BF16 peak; None = attention_fraction"
+    )
     default_node: str | None = None
     assumptions: list[str] = []
 
@@ -75,6 +78,7 @@ class Accelerator:
     aliases: tuple[str, ...] = field(default_factory=tuple)
     matmul_fraction: float = 0.8
     attention_fraction: float = 0.5
+    attention_fraction_fa2: float = 0.5
 
     @classmethod
     def from_entry(cls, e: AcceleratorEntry) -> Accelerator:
@@ -97,6 +101,9 @@ class Accelerator:
             aliases=tuple(e.aliases),
             matmul_fraction=e.matmul_fraction,
             attention_fraction=e.attention_fraction,
+            attention_fraction_fa2=(
+                e.attention_fraction if e.attention_fraction_fa2 is None else e.attention_fraction_fa2
+            ),
         )
 
     def peak(self, dtype: str) -> float:

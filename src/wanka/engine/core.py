@@ -107,7 +107,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     heads = float(ctx.model.n_heads) / tp
     full_flops = ctx.attn_flops_per_token * tokens / tp
     s = float(ctx.seq_len)
-    t_flash = 0.5 * full_flops / (ctx.bf16_peak * ctx.acc.attention_fraction * cal.ATTN_EFFICIENCY)
+    attn_frac = np.where(st.fa2, ctx.acc.attention_fraction_fa2, ctx.acc.attention_fraction)
+    t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * cal.ATTN_EFFICIENCY)
     d = float(ctx.model.kv_channels)
     t_unfused = full_flops / (ctx.bf16_peak * _gemm_eff(ctx, s + 0.0 * tokens, s + 0.0 * tokens, d + 0.0 * tokens))
     t_unfused = t_unfused + 6.0 * heads * tokens * s * ctx.act_bytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
@@ -253,9 +254,20 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     stages_idle = np.where(st.dualpipe, np.maximum(pp / 2.0 - 1.0, 0.0), pp - 1.0)
     bubble = np.where(pp > 1, stages_idle / v * per_mb, 0.0)
     pp_group = comm_group(cl, np.full_like(tp, 2.0), tp * cp * dp, ctx.ring_contention)
-    p2p_bytes = tokens * h * B / tp
+    # a pipeline boundary carries one micro-batch's s·b·h activation; with sequence parallelism it is
+    # already split over tp, and Megatron's scatter/gather splits it otherwise; DeepSpeed's
+    # PipelineEngine sends it whole from every tensor-parallel rank
+    p2p_bytes = tokens * h * B / np.where(st.sp | st.pp_scatter, tp, 1.0)
     t_p2p = np.asarray(collective_time("send_recv", p2p_bytes, pp_group).time_s)
-    pp_exposed = np.where(pp > 1, cal.PP_P2P_EXPOSED * 2.0 * v * (m_mb + pp - 1.0) * t_p2p, 0.0)
+    # blocking p2p (Megatron-LM 2021, DeepSpeed's PipelineEngine): every send/recv of the schedule
+    # sits on the critical path. Asynchronous p2p (Megatron-Core overlap_p2p_comm) runs beside the
+    # next chunk's compute: only the pipeline fill and drain hops show, plus any transfer longer
+    # than the chunk it hides behind.
+    n_p2p = 2.0 * v * (m_mb + pp - 1.0)
+    blocking = cal.PP_P2P_EXPOSED * n_p2p * t_p2p
+    chunk_fwd = t_fwd / v
+    async_ = 2.0 * (pp - 1.0) * t_p2p + 2.0 * v * m_mb * np.maximum(0.0, t_p2p - chunk_fwd)
+    pp_exposed = np.where(pp > 1, np.where(st.pp_overlap, async_, blocking), 0.0)
     pp_bytes = np.where(pp > 1, 2.0 * v * m_mb * p2p_bytes, 0.0)
 
     # ---- parameters on one GPU (busiest stage) and data-parallel communication

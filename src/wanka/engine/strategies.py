@@ -36,7 +36,10 @@ class Strategies:
     sp: BoolArr
     tp_overlap: BoolArr
     dp_overlap: BoolArr
+    pp_overlap: BoolArr
+    pp_scatter: BoolArr
     flash: BoolArr
+    fa2: BoolArr
     ep_overlap: BoolArr
     cuda_graphs: BoolArr
     deepep: BoolArr
@@ -63,7 +66,10 @@ class Strategies:
             sp=np.array([s.sp for s in specs], dtype=bool),
             tp_overlap=np.array([s.tp_comm_overlap for s in specs], dtype=bool),
             dp_overlap=np.array([s.dp_comm_overlap for s in specs], dtype=bool),
+            pp_overlap=np.array([s.pp_comm_overlap for s in specs], dtype=bool),
+            pp_scatter=np.array([s.pp_scatter_gather for s in specs], dtype=bool),
             flash=np.array([s.flash_attention for s in specs], dtype=bool),
+            fa2=np.array([s.attention_kernel == "fa2" for s in specs], dtype=bool),
             ep_overlap=np.array([s.ep_comm_overlap for s in specs], dtype=bool),
             cuda_graphs=np.array([s.cuda_graphs for s in specs], dtype=bool),
             deepep=np.array([s.ep_dispatch == "deepep" for s in specs], dtype=bool),
@@ -98,7 +104,10 @@ class Strategies:
             sp=get("sp", d.sp, bool),
             tp_overlap=get("tp_overlap", d.tp_comm_overlap, bool),
             dp_overlap=get("dp_overlap", d.dp_comm_overlap, bool),
+            pp_overlap=get("pp_overlap", d.pp_comm_overlap, bool),
+            pp_scatter=get("pp_scatter", d.pp_scatter_gather, bool),
             flash=get("flash", d.flash_attention, bool),
+            fa2=get("fa2", d.attention_kernel == "fa2", bool),
             ep_overlap=get("ep_overlap", d.ep_comm_overlap, bool),
             cuda_graphs=get("cuda_graphs", d.cuda_graphs, bool),
             deepep=get("deepep", d.ep_dispatch == "deepep", bool),

@@ -103,7 +103,10 @@ def software_overlap(framework: str, release: str) -> dict[str, Any]:
         return {
             "tp_comm_overlap": bool(rule["tp_comm_overlap"]),
             "dp_comm_overlap": bool(rule["dp_comm_overlap"]),
+            "pp_comm_overlap": bool(rule.get("pp_comm_overlap", True)),
+            "pp_scatter_gather": bool(rule.get("pp_scatter_gather", True)),
             "flash_attention": bool(rule.get("flash_attention", True)),
+            "attention_kernel": str(rule.get("attention_kernel", "native")),
             "ep_comm_overlap": bool(rule.get("ep_comm_overlap", False)),
             "cuda_graphs": bool(rule.get("cuda_graphs", False)),
             "ep_dispatch": str(rule.get("ep_dispatch", "alltoall")),

@@ -1,8 +1,8 @@
 """`wanka validate`: predict every published case and compare with its measured throughput.
 
 Unknowns a source did not print (``vpp: null``, ``micro_batch: null``) are filled the way a tuned
-run would fill them: the feasible value with the best predicted throughput (as the search would
-choose; predictions describe current, well-tuned software).
+run would fill them: the value with the best predicted throughput among those that fit in memory
+(as the search would choose; predictions describe well-tuned software of the run's release).
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from wanka import calibration as cal
 from wanka.engine import BatchResult, Strategies, evaluate_batch, make_context
 from wanka.errors import WankaError
 from wanka.validate.cases import Case, case_scenario, load_cases
 
 __all__ = ["CaseResult", "ValidationReport", "predict_case", "run_validation"]
 
-_MB_CHOICES = (1, 2, 4, 8)
+_MB_CHOICES = (1, 2, 4, 8, 16)
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,10 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
         **base,
         tp_overlap=par.tp_comm_overlap,
         dp_overlap=par.dp_comm_overlap,
+        pp_overlap=par.pp_comm_overlap,
+        pp_scatter=par.pp_scatter_gather,
         flash=par.flash_attention,
+        fa2=par.attention_kernel == "fa2",
         ep_overlap=par.ep_comm_overlap,
         cuda_graphs=par.cuda_graphs,
         deepep=par.ep_dispatch == "deepep",
@@ -115,42 +119,27 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
     )
 
 
-def pick(tps: np.ndarray, pool: np.ndarray, micro_batch: np.ndarray, mb_unknown: bool) -> tuple[int, float]:
-    """The prediction for a case from its candidate strategies.
-
-    An unpublished ``vpp`` takes the fastest feasible value (interleaving is tuned per run); an
-    unpublished micro-batch takes the median over the feasible sizes of the fastest-``vpp``
-    prediction, since runs often use a larger micro-batch than the fastest one (memory headroom,
-    kernel efficiency at the time) and the median is the unbiased guess between them.
-    """
-    score = np.where(pool, tps, -np.inf)
-    if not mb_unknown:
-        i = int(np.argmax(score))
-        return i, float(score[i])
-    best = []
-    for mb in np.unique(micro_batch):
-        sel = np.where((micro_batch == mb) & pool, score, -np.inf)
-        j = int(np.argmax(sel))
-        if np.isfinite(sel[j]):
-            best.append((float(sel[j]), j))
-    best.sort()
-    return best[(len(best) - 1) // 2][1], best[(len(best) - 1) // 2][0]
-
-
-def choose(res: BatchResult, micro_batch: np.ndarray, mb_unknown: bool) -> tuple[int, float] | None:
+def choose(res: BatchResult, hbm_bytes: float) -> tuple[int, float] | None:
     """The candidate a case is predicted from, or None when none can run.
 
-    A published run did run, so when no candidate passes every rule, those that only disagree on
-    memory or batch rounding are accepted. The median rule for an unpublished micro-batch needs
-    sizes that fit in memory to choose among; without them the fastest is taken.
+    Unpublished settings (``vpp``, micro-batch) are filled as a tuned run fills them: the fastest
+    candidate that fits in memory. "Fits" allows the memory model its own error
+    (``calibration.MEMORY_MODEL_TOLERANCE``): a run that was published did run, and the memory
+    model should not rule out a setting it cannot tell apart from one that fits. A published run
+    whose every candidate breaks a memory or batch-rounding rule is still predicted (it ran); one
+    whose shape breaks a structural rule is not.
     """
-    ok = res.reason == -1
-    shape_ok = ok | (res.reason == -2) | (res.reason == 5)
-    pool = ok if ok.any() else shape_ok
+    runnable = (res.reason == -1) | (res.reason == -2)
+    shape_ok = runnable | (res.reason == 5)
+    pool = runnable if runnable.any() else shape_ok
     if not pool.any():
         return None
-    fit = bool((pool & res.fits).any())
-    return pick(res.tokens_per_s_per_gpu, pool & res.fits if fit else pool, micro_batch, mb_unknown and fit)
+    fits = res.memory_bytes <= hbm_bytes * (1.0 + cal.MEMORY_MODEL_TOLERANCE)
+    if (pool & fits).any():
+        pool = pool & fits
+    score = np.where(pool, res.tokens_per_s_per_gpu, -np.inf)
+    i = int(np.argmax(score))
+    return i, float(score[i])
 
 
 def _failed(case: Case, truth: float, error: str) -> CaseResult:
@@ -165,7 +154,7 @@ def predict_case(case: Case) -> CaseResult:
         ctx = make_context(sc)
         st = _candidates(sc, unknown)
         res = evaluate_batch(ctx, st, 1.0)
-        chosen = choose(res, st.micro_batch, unknown["micro_batch"])
+        chosen = choose(res, ctx.hbm_bytes)
         if chosen is None:
             return _failed(case, truth, f"infeasible: {res.reason_text(0)}")
         i, pred = chosen
