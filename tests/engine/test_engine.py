@@ -234,3 +234,24 @@ def test_flashattention2_is_slower_on_hopper_and_the_same_on_ampere() -> None:
     # FlashAttention-3 paper: FA2 reaches 35% of H100 peak, FA3/cuDNN ~60%; on A100 FA2 is the native kernel
     assert attn_heavy("H100", "fa2") > 1.1 * attn_heavy("H100", "native")
     assert attn_heavy("A100", "fa2") == pytest.approx(attn_heavy("A100", "native"), rel=1e-12)
+
+
+def test_expert_parallelism_can_fold_over_the_tensor_parallel_ranks() -> None:
+    # Megatron-Core MoE parallel folding: EP 32 over tp 2 · dp 16 keeps each expert whole (ETP = 1)
+    folded = estimate_step(_deepseek(tp=2, pp=8, dp=16, ep=32), require_fit=False)
+    classic = estimate_step(_deepseek(tp=2, pp=8, dp=16, ep=16), require_fit=False)
+    assert folded.breakdown["ep_comm"] > 0 and folded.step_time_s > 0
+    # folded: 256/32 whole experts per rank; classic: 256/16 experts split over tp 2 -> same expert share
+    assert folded.memory.weights == pytest.approx(classic.memory.weights, rel=1e-9)
+    with pytest.raises(Exception, match=r"ep = 48 must divide tp × dp × cp"):
+        _deepseek(tp=2, pp=8, dp=16, ep=48)
+
+
+def test_embedding_and_loss_may_take_a_virtual_stage_of_their_own() -> None:
+    def reason(vpp: int) -> str:
+        sc = scenario(model="llama3-405b", cluster={"nodes": 256}, parallel={"tp": 8, "pp": 16, "dp": 16, "vpp": vpp})
+        b = estimate_many(sc, Strategies.from_columns(tp=8, pp=16, dp=16, vpp=vpp, sp=True))
+        return b.reason_text(0)
+
+    assert "pp·vpp exceeds" not in reason(8)  # 128 chunks for 126 layers + embedding + loss
+    assert "pp·vpp exceeds" in reason(9)

@@ -60,9 +60,16 @@ def _gemm_eff(ctx: Context, m: Arr, n: Arr, k: Arr, fp8: bool = False) -> Arr:
 
 
 def _gemms_fwd_time(
-    ctx: Context, gemms: tuple[Gemm, ...], tokens: Arr, tp: Arr, ep: Arr, imbalance: float
+    ctx: Context, gemms: tuple[Gemm, ...], tokens: Arr, tp: Arr, ep: Arr, etp: Arr, imbalance: float
 ) -> tuple[Arr, Arr]:
-    """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens."""
+    """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens.
+
+    Routed experts are split ``etp`` ways (expert tensor parallelism): ``etp = tp`` shares the
+    tensor-parallel group's tokens and splits each expert's matrices; ``etp = 1`` (Megatron-Core
+    MoE parallel folding) keeps experts whole and each rank dispatches its own ``1/tp`` of the
+    tokens, so a rank's expert GEMMs see ``tp/etp`` times fewer rows and ``tp/etp`` times wider
+    matrices for the same FLOPs.
+    """
     t_total = np.zeros_like(tokens)
     f_total = np.zeros_like(tokens)
     for g in gemms:
@@ -71,12 +78,12 @@ def _gemms_fwd_time(
         if g.expert:
             assert ctx.model.moe is not None
             e = float(ctx.model.moe.n_experts)
-            local = e / ep  # experts per rank; tensor-parallel inside each expert (ETP = TP)
-            m = tokens * g.tokens * ep / e * imbalance  # tokens per local expert
+            local = e / ep  # experts per rank, each split etp ways
+            m = tokens * g.tokens * ep / e * imbalance * etp / tp  # tokens per local expert
             if g.split == "n" or g.name == "expert_fc1":
-                n = n / tp
+                n = n / etp
             else:
-                k = k / tp
+                k = k / etp
             flops = 2.0 * m * n * k * local
             eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / cal.GROUPED_GEMM_PENALTY
         else:
@@ -92,14 +99,14 @@ def _gemms_fwd_time(
     return t_total, f_total
 
 
-def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr) -> dict[str, Arr]:
+def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr, etp: Arr) -> dict[str, Arr]:
     """Forward pieces of one layer per micro-batch on one GPU."""
     moe = kind == "moe"
     gemms = ctx.moe_gemms if moe else ctx.dense_gemms
     imb = 1.0
     if moe and ctx.model.moe is not None and not ctx.model.moe.balanced_routing:
         imb = cal.MOE_ROUTING_IMBALANCE if ctx.model.moe.dispatch == "dropless" else 1.0
-    t_gemm, f_gemm = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, imb)
+    t_gemm, f_gemm = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
     # full s x s scores as batched GEMMs and makes ~6 passes over them in HBM (scores, scale-mask-
@@ -150,8 +157,13 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     moe_last = np.where(has_moe, np.minimum(lps, float(ctx.n_moe_layers)), 0.0)
     dense_last = lps - moe_last
 
-    dense = _layer_fwd(ctx, "dense", tokens, st, tp, ep)
-    moe = _layer_fwd(ctx, "moe", tokens, st, tp, ep) if has_moe else {k: 0.0 * tokens for k in dense}
+    # expert layout: EP inside dp·cp keeps experts tensor-parallel like the dense layers (ETP = TP,
+    # Megatron's default); an EP that also spans the tp ranks is Megatron-Core MoE parallel folding
+    # (ETP = 1, expert ranks consecutive in rank order)
+    folded = (dp * cp) % ep != 0
+    etp = np.where(folded, 1.0, tp)
+    dense = _layer_fwd(ctx, "dense", tokens, st, tp, ep, etp)
+    moe = _layer_fwd(ctx, "moe", tokens, st, tp, ep, etp) if has_moe else {k: 0.0 * tokens for k in dense}
 
     # logits + loss on the last stage
     lg = ctx.logits
@@ -220,7 +232,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # ---- expert parallel all-to-all
     if has_moe and model.moe is not None:
         k_top = float(model.moe.top_k)
-        ep_group = comm_group(cl, ep, tp * cp, ctx.a2a_contention)
+        ep_group = comm_group(cl, ep, np.where(folded, 1.0, tp * cp), ctx.a2a_contention)
         # node-deduplicated dispatch (DeepEP): a token crosses the fabric once per remote domain that
         # holds one of its top-k experts; with uniform routing over N domains that is
         # (N-1)(1-(1-1/N)^k) domains instead of k(N-1)/N copies
@@ -280,12 +292,12 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     stage_nonexpert = nd_s * layer_dense_params + nm_s * layer_moe_nonexpert
     stage_nonexpert = stage_nonexpert + np.where(pp > 1, emb, float(P.embedding + P.output))
     p_dense = stage_nonexpert / tp
-    p_expert = nm_s * expert_per_layer / (ep * tp)
+    p_expert = nm_s * expert_per_layer / (ep * etp)
     p_local = p_dense + p_expert
     dpc = dp * cp
-    edp = np.maximum(1.0, dpc / ep)
+    edp = np.maximum(1.0, tp * dpc / (ep * etp))  # expert-data-parallel replicas of each expert shard
     dp_group = comm_group(cl, dpc, tp, ctx.ring_contention)
-    edp_group = comm_group(cl, edp, tp * ep, ctx.ring_contention)
+    edp_group = comm_group(cl, edp, etp * ep * np.where(folded, 1.0, cp), ctx.ring_contention)
 
     z = st.zero
     bucket = np.where(

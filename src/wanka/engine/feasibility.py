@@ -14,12 +14,12 @@ REASONS = (
     "world size: tp·pp·dp·cp must equal the job's GPUs",
     "tp must divide n_heads",
     "tp and n_kv_heads must divide one another",
-    "pp·vpp exceeds n_layers",
+    "pp·vpp exceeds n_layers + 2 (the embedding and the loss may each fill a virtual stage)",
     "each virtual pipeline stage needs at least one layer",
     "global batch must be divisible by dp × micro_batch",
     "interleaved schedule needs micro-batches divisible by pp",
     "ep must divide n_experts",
-    "ep must divide dp × cp",
+    "ep must divide tp × dp × cp",
     "seq_len must be divisible by 2·cp (load-balanced causal context parallel)",
     "seq_len must be divisible by tp (sequence parallel)",
     "ep > 1 needs an MoE model",
@@ -42,16 +42,19 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
     rule(1, m.n_heads % st.tp != 0)
     kv = m.n_heads if m.attention is not None else m.n_kv_heads
     rule(2, (kv % st.tp != 0) & (st.tp % kv != 0))
-    rule(3, st.pp * st.vpp > L)
+    # Megatron --account-for-embedding/loss-in-pipeline-split and custom pipeline layouts let the
+    # embedding and the loss take a virtual stage of their own
+    rule(3, st.pp * st.vpp > L + 2)
     # uneven splits are allowed (Megatron --decoder-first/last-pipeline-num-layers); the busiest
     # stage sets the pace in the engine
-    rule(4, (st.vpp > 1) & (st.pp * st.vpp > L))
+    rule(4, (st.vpp > 1) & (st.pp * st.vpp > L + 2))
     rule(5, ctx.global_batch_seqs % (st.dp * st.micro_batch) != 0)
     m_mb = ctx.global_batch_seqs // np.maximum(1, st.dp * st.micro_batch)
     rule(6, (st.vpp > 1) & (m_mb % st.pp != 0))
     if m.moe is not None:
         rule(7, m.moe.n_experts % st.ep != 0)
-    rule(8, (st.dp * st.cp) % st.ep != 0)
+    # EP beyond dp·cp folds over the tp ranks (Megatron-Core MoE parallel folding, ETP = 1)
+    rule(8, (st.tp * st.dp * st.cp) % st.ep != 0)
     rule(9, (st.cp > 1) & (ctx.seq_len % (2 * st.cp) != 0))
     rule(10, st.sp & (st.tp > 1) & (ctx.seq_len % st.tp != 0))
     if m.moe is None:

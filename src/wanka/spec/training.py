@@ -36,7 +36,11 @@ class ParallelSpec(Spec):
     vpp: PositiveInt = Field(1, description="virtual stages per pipeline rank (interleaved 1F1B)")
     dp: PositiveInt = 1
     cp: PositiveInt = 1
-    ep: PositiveInt = Field(1, description="expert parallel group, carved out of dp·cp")
+    ep: PositiveInt = Field(
+        1,
+        description="expert parallel group: inside dp·cp (experts split over tp like dense layers), or "
+        "beyond it, folded over the tp ranks with whole experts (Megatron-Core MoE parallel folding)",
+    )
     zero: int = Field(1, ge=0, le=3, description="0 none, 1 distributed optimizer, 2 +grads, 3 +params (FSDP)")
     recompute: Literal["none", "selective", "full"] = "selective"
     tp_comm_overlap: bool = True
@@ -72,8 +76,11 @@ class ParallelSpec(Spec):
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
-        if (self.dp * self.cp) % self.ep:
-            raise ValueError(f"ep = {self.ep} must divide dp × cp = {self.dp * self.cp}")
+        if (self.tp * self.dp * self.cp) % self.ep:
+            raise ValueError(
+                f"ep = {self.ep} must divide tp × dp × cp = {self.tp * self.dp * self.cp} "
+                "(inside dp × cp, or folded over the tp ranks with whole experts)"
+            )
         if self.vpp > 1 and self.pp == 1:
             raise ValueError(f"vpp = {self.vpp} needs pp > 1")
         return self
