@@ -73,7 +73,7 @@ COLLECTIVE_LAUNCH_S = 10e-6
 # The large-GEMM ceiling is the accelerator's measured matmul_fraction (catalog); GEMM_EFF_MAX is
 # the share of that ceiling production GEMM shapes keep. fit.
 GEMM_EFF_MAX = 0.84
-GEMM_HALF_DIM = 40.0
+GEMM_HALF_DIM = 33.0
 # The fused-attention ceiling is the accelerator's attention_fraction (catalog, from the kernels'
 # papers); ATTN_EFFICIENCY is the share of it training runs keep (causal masking, GQA, short
 # sequences, the kernel generation a framework ships). fit.
@@ -94,10 +94,10 @@ MOE_ROUTING_IMBALANCE = 1.0
 # ---------------------------------------------------------------- overlap
 # Share of TP communication hidden behind GEMMs when TP-comm overlap is on (Transformer Engine
 # userbuffers on H100; Megatron-LM 2021 had none). fit.
-TP_OVERLAP_HIDDEN = 0.06
+TP_OVERLAP_HIDDEN = 0.01
 # Share of the DP gradient/parameter communication that stays exposed even when overlapped
 # (the last bucket, the first all-gather; MegaScale NSDI'24 Sec. 3). fit.
-DP_EXPOSED_FLOOR = 0.35
+DP_EXPOSED_FLOOR = 0.37
 # Share of pipeline p2p transfer time not hidden behind compute (1F1B's send/recv pairs block).
 # fit (at bound 1.0).
 PP_P2P_EXPOSED = 1.0
@@ -118,12 +118,12 @@ OPTIMIZER_BYTES_PER_PARAM = 34.0
 # share of the all-to-all that still shows. benchmark (not fit: one public case uses it).
 EP_OVERLAP_FLOOR = 0.10
 # Expert all-to-all share hidden behind compute (0 = none; DeepSeek DualPipe hides most). fit.
-EP_OVERLAP_HIDDEN = 0.09
+EP_OVERLAP_HIDDEN = 0.12
 
 # ---------------------------------------------------------------- fixed costs
 # Host-side and launch cost per transformer layer per micro-batch forward (backward counts twice):
 # ~20-40 kernels at a few microseconds each (PyTorch/TE launch latency). fit.
-LAYER_OVERHEAD_S = 66e-6
+LAYER_OVERHEAD_S = 96e-6
 # CUDA graphs replay captured kernels: the per-layer launch/host cost shrinks to this share.
 # fit (at bound 0: graphs remove the host-side cost entirely in the public rows that use them).
 CUDA_GRAPH_OVERHEAD_FACTOR = 0.0

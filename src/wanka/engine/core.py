@@ -327,9 +327,14 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)))
     t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)))
     t_ag = dp_both("all_gather", param_b, bool(np.any(z >= 1)))
-    # forward/backward of one micro-batch on this stage is the overlap window
-    win_b = t_bwd + t_rec
-    win_f = t_fwd
+    # the overlap window: a bucket's gradients are final after the last micro-batch's backward, so
+    # the reduce-scatter hides behind that backward; with v model chunks per stage, a chunk's
+    # reduction also hides behind the later chunks' backward of the cooldown's last micro-batches
+    # (Megatron-Core overlap_grad_reduce per chunk). Likewise the parameter all-gather of the next
+    # step hides behind the first micro-batches' forward, chunk by chunk.
+    spread = 1.0 + (v - 1.0) * np.minimum(m_mb, pp)
+    win_b = (t_bwd + t_rec) / v * spread
+    win_f = t_fwd / v * spread
 
     def exposed(t: Arr, window: Arr, floor: float = cal.DP_EXPOSED_FLOOR) -> Arr:
         # overlapped buckets hide behind the window; the last bucket (and a floor share for
