@@ -25,6 +25,7 @@ from wanka.workload import (
     logit_gemm,
     model_flops_per_token,
     parameter_count,
+    selective_recompute_elems_per_token,
 )
 
 __all__ = ["Context", "make_context"]
@@ -60,6 +61,8 @@ class Context:
     elem_moe: float
     act_dense: float
     act_moe: float
+    sel_dense: tuple[float, float]  # selective recompute with fused attention: (dropped, re-read) elements
+    sel_moe: tuple[float, float]
     model_flops_per_token: float
     n_dense_layers: int
     n_moe_layers: int
@@ -119,6 +122,8 @@ def make_context(scenario: Scenario) -> Context:
         elem_moe=elementwise_elems_per_token(model, "moe") if model.moe is not None else 0.0,
         act_dense=activation_elems_per_token(model, "dense"),
         act_moe=activation_elems_per_token(model, "moe") if model.moe is not None else 0.0,
+        sel_dense=selective_recompute_elems_per_token(model, "dense"),
+        sel_moe=selective_recompute_elems_per_token(model, "moe") if model.moe is not None else (0.0, 0.0),
         model_flops_per_token=model_flops_per_token(model, s),
         n_dense_layers=n_dense,
         n_moe_layers=n_moe,

@@ -59,10 +59,15 @@ def _gemm_eff(ctx: Context, m: Arr, n: Arr, k: Arr, fp8: bool = False) -> Arr:
     return np.asarray(ceiling * (m / (m + h)) * (n / (n + h)) * (k / (k + h)))
 
 
+# MLA up-projections: fine-grained ("selective") recompute re-runs them instead of storing q, k, v
+_UP_PROJECTIONS = frozenset({"q_up", "kv_up"})
+
+
 def _gemms_fwd_time(
     ctx: Context, gemms: tuple[Gemm, ...], tokens: Arr, tp: Arr, ep: Arr, etp: Arr, imbalance: float
-) -> tuple[Arr, Arr]:
-    """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens.
+) -> tuple[Arr, Arr, Arr, Arr]:
+    """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens, and of
+    those among them that fine-grained recompute runs again (MLA up-projections).
 
     Routed experts are split ``etp`` ways (expert tensor parallelism): ``etp = tp`` shares the
     tensor-parallel group's tokens and splits each expert's matrices; ``etp = 1`` (Megatron-Core
@@ -72,6 +77,8 @@ def _gemms_fwd_time(
     """
     t_total = np.zeros_like(tokens)
     f_total = np.zeros_like(tokens)
+    t_up = np.zeros_like(tokens)
+    f_up = np.zeros_like(tokens)
     for g in gemms:
         n = np.full_like(tokens, float(g.n))
         k = np.full_like(tokens, float(g.k))
@@ -94,9 +101,13 @@ def _gemms_fwd_time(
                 k = k / tp
             flops = 2.0 * m * n * k
             eff = _gemm_eff(ctx, m, n, k, ctx.fp8)
-        t_total = t_total + flops / (ctx.gemm_peak * eff)
+        t_g = flops / (ctx.gemm_peak * eff)
+        t_total = t_total + t_g
         f_total = f_total + flops
-    return t_total, f_total
+        if g.name in _UP_PROJECTIONS:
+            t_up = t_up + t_g
+            f_up = f_up + flops
+    return t_total, f_total, t_up, f_up
 
 
 def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr, etp: Arr) -> dict[str, Arr]:
@@ -106,7 +117,7 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     imb = 1.0
     if moe and ctx.model.moe is not None and not ctx.model.moe.balanced_routing:
         imb = cal.MOE_ROUTING_IMBALANCE if ctx.model.moe.dispatch == "dropless" else 1.0
-    t_gemm, f_gemm = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb)
+    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
     # full s x s scores as batched GEMMs and makes ~6 passes over them in HBM (scores, scale-mask-
@@ -126,7 +137,21 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     t_elem = elems * tokens / shard * ctx.act_bytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
     launch = cal.LAYER_OVERHEAD_S + (cal.MOE_LAYER_OVERHEAD_S if moe else 0.0)
     t_elem = t_elem + launch * np.where(st.cuda_graphs, cal.CUDA_GRAPH_OVERHEAD_FACTOR, 1.0)
-    return {"gemm": t_gemm, "attn": t_attn, "elem": t_elem, "flops": f_gemm + attn_flops, "attn_flops": attn_flops}
+    # selective recompute: with unfused attention the attention core (Korthikanti et al. 2022);
+    # with a fused kernel the cheap modules instead (norms, activation, MLA up-projections)
+    _, sel_traffic = ctx.sel_moe if moe else ctx.sel_dense
+    t_sel_cheap = sel_traffic * tokens / shard * ctx.act_bytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY) + t_up
+    t_sel = np.where(st.flash, t_sel_cheap, t_attn)
+    f_sel = np.where(st.flash, f_up, attn_flops)
+    return {
+        "gemm": t_gemm,
+        "attn": t_attn,
+        "elem": t_elem,
+        "flops": f_gemm + attn_flops,
+        "attn_flops": attn_flops,
+        "sel": t_sel,
+        "sel_flops": f_sel,
+    }
 
 
 def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
@@ -176,7 +201,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
 
     def stage(nd: Arr, nm: Arr, head: Arr) -> dict[str, Arr]:
         out = {}
-        for key in ("gemm", "attn", "elem", "flops"):
+        for key in ("gemm", "attn", "elem", "flops", "sel", "sel_flops"):
             out[key] = nd * dense[key] + nm * moe[key]
         out["head"] = head
         return out
@@ -189,7 +214,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     def fwd_bwd(sg: dict[str, Arr]) -> tuple[Arr, Arr, Arr]:
         fwd = sg["gemm"] + sg["attn"] + sg["elem"] + sg["head"]
         bwd = 2.0 * sg["gemm"] + 2.5 * sg["attn"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
-        recomp = np.where(rec == 2, sg["gemm"] + sg["attn"] + sg["elem"], np.where(rec == 1, sg["attn"], 0.0))
+        recomp = np.where(rec == 2, sg["gemm"] + sg["attn"] + sg["elem"], np.where(rec == 1, sg["sel"], 0.0))
         return fwd, bwd, recomp
 
     f1, b1, r1 = fwd_bwd(first)
@@ -383,8 +408,10 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
     # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them
     scores = np.where(~st.flash & (rec == 0), 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
-    act_dense = ctx.act_dense * B * tokens / np.where(st.sp, tp, 1.0) + scores
-    act_moe = ctx.act_moe * B * tokens / np.where(st.sp, tp, 1.0) + scores
+    # fine-grained selective recompute (fused attention) drops the norm/activation/up-projection outputs
+    drop = (rec == 1) & st.flash
+    act_dense = (ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B * tokens / np.where(st.sp, tp, 1.0) + scores
+    act_moe = (ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B * tokens / np.where(st.sp, tp, 1.0) + scores
     full_layer = np.where(nm_s > 0, act_moe, act_dense)
     stored_layers = nd_s * act_dense + nm_s * act_moe
     act_layer_stage = np.where(
@@ -403,8 +430,8 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # HFU adds recomputed FLOPs: the whole forward (full) or the attention core (selective),
     # relative to the forward + backward executed without recompute
     fwd_flops = nd_s * dense["flops"] + nm_s * moe["flops"]
-    attn_fwd = nd_s * dense["attn_flops"] + nm_s * moe["attn_flops"]
-    rec_flops = np.where(rec == 2, fwd_flops, np.where(rec == 1, attn_fwd, 0.0))
+    sel_fwd = nd_s * dense["sel_flops"] + nm_s * moe["sel_flops"]
+    rec_flops = np.where(rec == 2, fwd_flops, np.where(rec == 1, sel_fwd, 0.0))
     hfu = mfu * (1.0 + rec_flops / np.maximum(3.0 * fwd_flops, 1.0))
     return {
         "step_time_s": step,

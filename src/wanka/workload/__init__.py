@@ -10,6 +10,7 @@ from wanka.workload.shapes import (
     layer_gemms,
     logit_gemm,
     model_flops_per_token,
+    selective_recompute_elems_per_token,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "logit_gemm",
     "model_flops_per_token",
     "parameter_count",
+    "selective_recompute_elems_per_token",
 ]

@@ -24,6 +24,7 @@ __all__ = [
     "layer_gemms",
     "logit_gemm",
     "model_flops_per_token",
+    "selective_recompute_elems_per_token",
 ]
 
 LayerKind = Literal["dense", "moe"]
@@ -152,6 +153,32 @@ def activation_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     t = m.top_k + m.n_shared_experts
     ffn = 2.0 * h + m.top_k * h + mats * m.expert_ffn_hidden * t
     return attn + ffn
+
+
+def selective_recompute_elems_per_token(model: ModelSpec, kind: LayerKind) -> tuple[float, float]:
+    """What fine-grained ("selective") recompute drops and re-reads per token of one layer.
+
+    With a fused attention kernel there are no attention scores to drop (Korthikanti et al.'s
+    selective recompute), so frameworks recompute the cheap modules instead (Megatron-Core
+    ``recompute_modules``: layernorm, the MLP activation, MLA up-projections; DeepSeek-V3 Sec.
+    3.2.3 recomputes RMSNorm and the MLA up-projections): the two norm outputs, the activation
+    function's output, and for MLA the up-projected q and k/v. Returns ``(elements no longer
+    stored, elements read + written again by the recomputed memory-bound kernels)``; the MLA
+    up-projection GEMMs are re-run on top (see :func:`layer_gemms`, names ``q_up`` and ``kv_up``).
+    """
+    h = model.hidden
+    if kind == "dense" or model.moe is None:
+        f = float(model.ffn_hidden)
+    else:
+        f = float(model.moe.expert_ffn_hidden * (model.moe.top_k + model.moe.n_shared_experts))
+    gated = model.ffn_act == "swiglu"
+    saved = 2.0 * h + f
+    traffic = 4.0 * h + (3.0 if gated else 2.0) * f  # two norms (read + write) and the activation
+    a = model.attention
+    if a is not None:
+        saved += model.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)  # q_up output
+        saved += model.n_heads * (a.qk_nope_head_dim + a.v_head_dim)  # kv_up output
+    return saved, traffic
 
 
 def model_flops_per_token(model: ModelSpec, seq_len: int) -> float:
