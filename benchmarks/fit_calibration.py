@@ -1,8 +1,9 @@
 """Fit the engine's global calibration constants on the public validation cases.
 
 Coordinate descent over a log grid of each fitted constant in :mod:`wanka.calibration`,
-minimising the mean absolute relative error of steady-state tokens/s/GPU plus a penalty on cases
-beyond 20%. Uses ``cases`` only (never ``superseded_cases``) and never looks at a case id.
+minimising the mean absolute relative error of steady-state tokens/s/GPU plus a steep penalty on
+any case beyond 19% (the target bounds every case at 20%). Uses ``cases`` only (never
+``superseded_cases``) and never looks at a case id.
 Prints the fitted values; copy them into ``wanka/calibration.py`` by hand.
 
     python -m benchmarks.fit_calibration [--rounds 4]
@@ -62,12 +63,15 @@ def errors(prepared: Prepared) -> np.ndarray:
     return np.array(errs)
 
 
-PENALTY = 2.0
+# The issue's targets are a mean (MAPE <= 8%) and a bound on every case (<= 20%): the objective is
+# the mean absolute relative error plus a steep penalty on whatever lies beyond 19%.
+PENALTY = 20.0
+PENALTY_FROM = 0.19
 
 
 def objective(e: np.ndarray) -> float:
     a = np.abs(e)
-    return float(a.mean() + PENALTY * np.maximum(a - 0.18, 0.0).mean())
+    return float(a.mean() + PENALTY * np.maximum(a - PENALTY_FROM, 0.0).mean())
 
 
 def fit_round(prepared: Prepared, rnd: int, points: int) -> float:

@@ -236,7 +236,7 @@ def test_flashattention2_is_slower_on_hopper_and_the_same_on_ampere() -> None:
     def attn_heavy(acc: str, kernel: str) -> float:
         sc = scenario(
             cluster={"accelerator": acc},
-            training={"global_batch_seqs": 32},
+            training={"global_batch_seqs": 16, "seq_len": 32768},
             parallel={"tp": 8, "pp": 1, "dp": 16, "attention_kernel": kernel},
         )
         return estimate_step(sc, require_fit=False).step_time_s
@@ -286,3 +286,18 @@ def test_selective_recompute_of_mla_reruns_the_up_projections() -> None:
     none = estimate_step(_deepseek(recompute="none"), require_fit=False)
     assert sel.hfu > sel.mfu  # q_up / kv_up GEMMs run again (DeepSeek-V3 Sec. 3.2.3)
     assert sel.memory.activations < 0.8 * none.memory.activations  # q, k, v no longer stored
+
+
+def test_fp8_gains_more_on_wide_layers_than_on_narrow_ones() -> None:
+    # FP8 doubles the GEMM peak but its operand casts are memory-bound: the narrower the layer,
+    # the larger their share, the smaller the end-to-end gain
+    def speedup(model: str, nodes: int, par: dict[str, int]) -> float:
+        def step(prec: str) -> float:
+            sc = scenario(model=model, cluster={"nodes": nodes}, training={"precision": prec}, parallel=par)
+            return estimate_step(sc, require_fit=False).step_time_s
+
+        return step("bf16") / step("fp8")
+
+    narrow = speedup("llama3-8b", 16, {"tp": 1, "pp": 1, "dp": 128})
+    wide = speedup("llama3-405b", 64, {"tp": 8, "pp": 8, "dp": 8})
+    assert 1.0 < narrow < wide < 2.0

@@ -26,11 +26,10 @@ def test_every_steady_state_case_is_predicted(report) -> None:  # type: ignore[n
 
 def test_public_mape_and_max_error_meet_targets(report) -> None:  # type: ignore[no-untyped-def]
     assert report.mape is not None and report.mape <= 0.08
-    # issue target: max <= 0.20; achieved 0.223 (gpt_neox_20b: micro-batch, NIC and FLOP convention
-    # not published); every other case is within 0.20
-    assert report.max_abs_error is not None and report.max_abs_error <= 0.23
-    beyond = [c.id for c in report.cases if c.rel_error is not None and abs(c.rel_error) > 0.20]
-    assert beyond == ["gpt_neox_20b"], beyond
+    # issue targets: MAPE <= 8% and every steady-state case within 20%
+    assert report.max_abs_error is not None and report.max_abs_error <= 0.20, [
+        (c.id, c.rel_error) for c in report.cases if c.rel_error is not None and abs(c.rel_error) > 0.20
+    ]
 
 
 def test_superseded_rows_are_reported_apart(report) -> None:  # type: ignore[no-untyped-def]

@@ -94,6 +94,7 @@ def _gemms_fwd_time(
             flops = 2.0 * m * n * k * local
             eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / cal.GROUPED_GEMM_PENALTY
         else:
+            local = 1.0
             m = tokens * g.tokens
             if g.split == "n":
                 n = n / tp
@@ -102,6 +103,12 @@ def _gemms_fwd_time(
             flops = 2.0 * m * n * k
             eff = _gemm_eff(ctx, m, n, k, ctx.fp8)
         t_g = flops / (ctx.gemm_peak * eff)
+        if ctx.fp8:
+            # Transformer Engine quantizes each FP8 GEMM's operands: read the bf16 input (m·k) and
+            # write it as fp8 (the backward does the same for the output gradient, m·n), a memory-
+            # bound pass that FP8's 2x peak does not speed up (Micikevicius et al. 2022, FP8 formats)
+            cast = m * (k + n) * (local if g.expert else 1.0) * cal.FP8_CAST_BYTES_PER_ELEMENT
+            t_g = t_g + cast / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
         t_total = t_total + t_g
         f_total = f_total + flops
         if g.name in _UP_PROJECTIONS:
