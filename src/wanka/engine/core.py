@@ -94,7 +94,7 @@ def _gemms_fwd_time(
             flops = 2.0 * m * n * k * local
             eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / cal.GROUPED_GEMM_PENALTY
         else:
-            local = 1.0
+            local = np.ones_like(tokens)
             m = tokens * g.tokens
             if g.split == "n":
                 n = n / tp
@@ -107,7 +107,7 @@ def _gemms_fwd_time(
             # Transformer Engine quantizes each FP8 GEMM's operands: read the bf16 input (m·k) and
             # write it as fp8 (the backward does the same for the output gradient, m·n), a memory-
             # bound pass that FP8's 2x peak does not speed up (Micikevicius et al. 2022, FP8 formats)
-            cast = m * (k + n) * (local if g.expert else 1.0) * cal.FP8_CAST_BYTES_PER_ELEMENT
+            cast = m * (k + n) * local * cal.FP8_CAST_BYTES_PER_ELEMENT
             t_g = t_g + cast / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
         t_total = t_total + t_g
         f_total = f_total + flops
