@@ -3,20 +3,25 @@
 One function, :func:`evaluate`, computes every quantity for a batch of strategies at once; a single
 strategy is a batch of one. The structure, per pipeline stage and micro-batch:
 
-  compute   GEMMs at a shape-dependent efficiency (calibration.GEMM_*), FP8 where the chip has it;
-            attention core (FlashAttention, causal half) at ATTN_EFFICIENCY of the bf16 peak;
-            memory-bound kernels at ELEMENTWISE_EFFICIENCY of HBM bandwidth. Backward = 2x forward
-            for GEMMs (input and weight gradients), 2.5x for the attention core (FlashAttention-2
-            recomputes scores: 5 GEMMs vs 2). Recompute: full repeats the forward, selective the
-            attention core (Korthikanti et al. 2022).
+  compute   GEMMs at a shape-dependent efficiency (calibration.GEMM_*), FP8 where the chip has it,
+            plus the memory-bound casts of FP8 operands; attention core (fused kernel, causal
+            half) at the chip's native or FlashAttention-2 fraction x ATTN_EFFICIENCY of the bf16
+            peak; memory-bound kernels at ELEMENTWISE_EFFICIENCY of HBM bandwidth. Backward = 2x
+            forward for GEMMs (input and weight gradients), 2.5x for the attention core
+            (FlashAttention-2 recomputes scores: 5 GEMMs vs 2). Recompute: full repeats the
+            forward; selective the attention core when unfused (Korthikanti et al. 2022), the norms,
+            activation and MLA up-projections when fused (Megatron-Core recompute modules).
   tp        Sequence parallel: 2 all-gathers + 2 reduce-scatters of s·b·h per layer forward and
             again backward; without it 2 all-reduces each way (Korthikanti et al. 2022, Sec. 4.2.2).
   cp        Ring attention: (cp-1) K/V block exchanges per layer, overlapped with attention.
-  ep        MoE dispatch + combine all-to-all forward and backward, tokens·top_k·h bytes each.
-  pp        1F1B bubble (p-1)/v stage-times (Narayanan et al. 2021), and p2p activation transfers.
+  ep        MoE dispatch + combine all-to-all forward and backward, tokens·top_k·h bytes each; EP
+            beyond dp·cp folds over the tp ranks with whole experts (MoE parallel folding).
+  pp        1F1B bubble (p-1)/v stage-times (Narayanan et al. 2021); p2p transfers blocking (all on
+            the critical path) or asynchronous (fill and drain hops only).
   dp        Gradient reduce-scatter + parameter all-gather (distributed optimizer, ZeRO-1/2) or
-            all-reduce (ZeRO-0), overlapped with the last backward / first forward micro-batch;
-            ZeRO-3 gathers parameters per micro-batch forward and backward (Rajbhandari et al. 2020).
+            all-reduce (ZeRO-0), overlapped with the last backward / first forward micro-batch
+            (per model chunk with interleaving); ZeRO-3 gathers parameters per micro-batch forward
+            and backward (Rajbhandari et al. 2020).
   optimizer Adam update bound by HBM bandwidth over the local parameter shard.
 """
 
@@ -57,6 +62,11 @@ def _gemm_eff(ctx: Context, m: Arr, n: Arr, k: Arr, fp8: bool = False) -> Arr:
     h = cal.GEMM_HALF_DIM
     ceiling = ctx.acc.matmul_fraction * cal.GEMM_EFF_MAX * (cal.FP8_GEMM_RATIO if fp8 else 1.0)
     return np.asarray(ceiling * (m / (m + h)) * (n / (n + h)) * (k / (k + h)))
+
+
+def _hbm_time(ctx: Context, nbytes: Arr | float) -> Arr:
+    """Time of a memory-bound kernel that moves ``nbytes`` through HBM."""
+    return np.asarray(nbytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY))
 
 
 # MLA up-projections: fine-grained ("selective") recompute re-runs them instead of storing q, k, v
@@ -108,7 +118,7 @@ def _gemms_fwd_time(
             # write it as fp8 (the backward does the same for the output gradient, m·n), a memory-
             # bound pass that FP8's 2x peak does not speed up (Micikevicius et al. 2022, FP8 formats)
             cast = m * (k + n) * local * cal.FP8_CAST_BYTES_PER_ELEMENT
-            t_g = t_g + cast / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
+            t_g = t_g + _hbm_time(ctx, cast)
         t_total = t_total + t_g
         f_total = f_total + flops
         if g.name in _UP_PROJECTIONS:
@@ -136,18 +146,18 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * cal.ATTN_EFFICIENCY)
     d = float(ctx.model.kv_channels)
     t_unfused = full_flops / (ctx.bf16_peak * _gemm_eff(ctx, s + 0.0 * tokens, s + 0.0 * tokens, d + 0.0 * tokens))
-    t_unfused = t_unfused + 6.0 * heads * tokens * s * ctx.act_bytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
+    t_unfused = t_unfused + _hbm_time(ctx, 6.0 * heads * tokens * s * ctx.act_bytes)
     t_attn = np.where(st.flash, t_flash, t_unfused)
     attn_flops = np.where(st.flash, 0.5 * full_flops, full_flops)
     elems = ctx.elem_moe if moe else ctx.elem_dense
     shard = np.where(st.sp, tp, 1.0)
-    t_elem = elems * tokens / shard * ctx.act_bytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
+    t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
     launch = cal.LAYER_OVERHEAD_S + (cal.MOE_LAYER_OVERHEAD_S if moe else 0.0)
     t_elem = t_elem + launch * np.where(st.cuda_graphs, cal.CUDA_GRAPH_OVERHEAD_FACTOR, 1.0)
     # selective recompute: with unfused attention the attention core (Korthikanti et al. 2022);
     # with a fused kernel the cheap modules instead (norms, activation, MLA up-projections)
     _, sel_traffic = ctx.sel_moe if moe else ctx.sel_dense
-    t_sel_cheap = sel_traffic * tokens / shard * ctx.act_bytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY) + t_up
+    t_sel_cheap = _hbm_time(ctx, sel_traffic * tokens / shard * ctx.act_bytes) + t_up
     t_sel = np.where(st.flash, t_sel_cheap, t_attn)
     f_sel = np.where(st.flash, f_up, attn_flops)
     return {
@@ -155,7 +165,6 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
         "attn": t_attn,
         "elem": t_elem,
         "flops": f_gemm + attn_flops,
-        "attn_flops": attn_flops,
         "sel": t_sel,
         "sel_flops": f_sel,
     }
@@ -203,7 +212,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     n_v = lg.n / tp
     logit_flops = 2.0 * m_tok * n_v * lg.k
     t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, m_tok, n_v, np.full_like(tp, float(lg.k))))
-    t_loss = 3.0 * m_tok * n_v * 4.0 / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)  # fp32 softmax + CE
+    t_loss = _hbm_time(ctx, 3.0 * m_tok * n_v * 4.0)  # fp32 softmax + CE
     t_head = t_logit + t_loss
 
     def stage(nd: Arr, nm: Arr, head: Arr) -> dict[str, Arr]:
@@ -390,7 +399,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     shard_dense = np.where(z >= 1, dpc, 1.0)
     shard_exp = np.where(z >= 1, edp, 1.0)
     p_opt = p_dense / shard_dense + p_expert / shard_exp
-    t_opt = p_opt * cal.OPTIMIZER_BYTES_PER_PARAM / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY)
+    t_opt = _hbm_time(ctx, p_opt * cal.OPTIMIZER_BYTES_PER_PARAM)
 
     compute_total = m_mb * (t_fwd + t_bwd)
     step = m_mb * per_mb + bubble + pp_exposed + dp_exposed + t_opt
@@ -434,8 +443,8 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     tokens_step = float(ctx.global_batch_seqs) * s
     tps_gpu = tokens_step / (step * ctx.gpus)
     mfu = ctx.model_flops_per_token * tokens_step / (step * ctx.gpus * ctx.mfu_peak)
-    # HFU adds recomputed FLOPs: the whole forward (full) or the attention core (selective),
-    # relative to the forward + backward executed without recompute
+    # HFU adds recomputed FLOPs: the whole forward (full) or what selective recompute re-runs (the
+    # attention core when unfused, MLA up-projections when fused), relative to forward + backward
     fwd_flops = nd_s * dense["flops"] + nm_s * moe["flops"]
     sel_fwd = nd_s * dense["sel_flops"] + nm_s * moe["sel_flops"]
     rec_flops = np.where(rec == 2, fwd_flops, np.where(rec == 1, sel_fwd, 0.0))
