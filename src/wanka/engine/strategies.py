@@ -11,13 +11,29 @@ import numpy.typing as npt
 
 from wanka.spec.training import ParallelSpec
 
-__all__ = ["RECOMPUTE_CODES", "Strategies"]
+__all__ = ["RECOMPUTE_CODES", "Strategies", "software_columns"]
 
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
 _NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
 
 IntArr = npt.NDArray[np.int64]
 BoolArr = npt.NDArray[np.bool_]
+
+
+def software_columns(spec: ParallelSpec) -> dict[str, bool]:
+    """The software switches of a parallel spec, as the boolean columns of :class:`Strategies`."""
+    return {
+        "tp_overlap": spec.tp_comm_overlap,
+        "dp_overlap": spec.dp_comm_overlap,
+        "pp_overlap": spec.pp_comm_overlap,
+        "pp_scatter": spec.pp_scatter_gather,
+        "flash": spec.flash_attention,
+        "fa2": spec.attention_kernel == "fa2",
+        "ep_overlap": spec.ep_comm_overlap,
+        "cuda_graphs": spec.cuda_graphs,
+        "deepep": spec.ep_dispatch == "deepep",
+        "dualpipe": spec.pp_schedule == "dualpipe",
+    }
 
 
 @dataclass(frozen=True)
@@ -53,6 +69,8 @@ class Strategies:
         def col(f: str) -> IntArr:
             return np.array([getattr(s, f) for s in specs], dtype=np.int64)
 
+        switches = [software_columns(s) for s in specs]
+
         return cls(
             tp=col("tp"),
             pp=col("pp"),
@@ -64,16 +82,7 @@ class Strategies:
             zero=col("zero"),
             recompute=np.array([RECOMPUTE_CODES[s.recompute] for s in specs], dtype=np.int64),
             sp=np.array([s.sp for s in specs], dtype=bool),
-            tp_overlap=np.array([s.tp_comm_overlap for s in specs], dtype=bool),
-            dp_overlap=np.array([s.dp_comm_overlap for s in specs], dtype=bool),
-            pp_overlap=np.array([s.pp_comm_overlap for s in specs], dtype=bool),
-            pp_scatter=np.array([s.pp_scatter_gather for s in specs], dtype=bool),
-            flash=np.array([s.flash_attention for s in specs], dtype=bool),
-            fa2=np.array([s.attention_kernel == "fa2" for s in specs], dtype=bool),
-            ep_overlap=np.array([s.ep_comm_overlap for s in specs], dtype=bool),
-            cuda_graphs=np.array([s.cuda_graphs for s in specs], dtype=bool),
-            deepep=np.array([s.ep_dispatch == "deepep" for s in specs], dtype=bool),
-            dualpipe=np.array([s.pp_schedule == "dualpipe" for s in specs], dtype=bool),
+            **{k: np.array([sw[k] for sw in switches], dtype=bool) for k in software_columns(ParallelSpec())},
         )
 
     @classmethod
@@ -102,16 +111,7 @@ class Strategies:
             zero=get("zero", d.zero, np.int64),
             recompute=np.broadcast_to(np.asarray(rec, dtype=np.int64), (n,)).copy(),
             sp=get("sp", d.sp, bool),
-            tp_overlap=get("tp_overlap", d.tp_comm_overlap, bool),
-            dp_overlap=get("dp_overlap", d.dp_comm_overlap, bool),
-            pp_overlap=get("pp_overlap", d.pp_comm_overlap, bool),
-            pp_scatter=get("pp_scatter", d.pp_scatter_gather, bool),
-            flash=get("flash", d.flash_attention, bool),
-            fa2=get("fa2", d.attention_kernel == "fa2", bool),
-            ep_overlap=get("ep_overlap", d.ep_comm_overlap, bool),
-            cuda_graphs=get("cuda_graphs", d.cuda_graphs, bool),
-            deepep=get("deepep", d.ep_dispatch == "deepep", bool),
-            dualpipe=get("dualpipe", d.pp_schedule == "dualpipe", bool),
+            **{k: get(k, v, bool) for k, v in software_columns(d).items()},
         )
 
     def row(self, i: int) -> dict[str, object]:

@@ -15,6 +15,7 @@ import numpy as np
 
 from wanka import calibration as cal
 from wanka.engine import BatchResult, Strategies, evaluate_batch, make_context
+from wanka.engine.strategies import software_columns
 from wanka.errors import WankaError
 from wanka.validate.cases import Case, case_scenario, load_cases
 
@@ -104,16 +105,7 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
     base = {k: getattr(par, k) for k in ("tp", "pp", "dp", "cp", "ep", "zero", "recompute", "sp")}
     return Strategies.from_columns(
         **base,
-        tp_overlap=par.tp_comm_overlap,
-        dp_overlap=par.dp_comm_overlap,
-        pp_overlap=par.pp_comm_overlap,
-        pp_scatter=par.pp_scatter_gather,
-        flash=par.flash_attention,
-        fa2=par.attention_kernel == "fa2",
-        ep_overlap=par.ep_comm_overlap,
-        cuda_graphs=par.cuda_graphs,
-        deepep=par.ep_dispatch == "deepep",
-        dualpipe=par.pp_schedule == "dualpipe",
+        **software_columns(par),
         vpp=[r[0] for r in rows],
         micro_batch=[r[1] for r in rows],
     )
