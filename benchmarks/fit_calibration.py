@@ -4,7 +4,7 @@ Coordinate descent over a log grid of each fitted constant in :mod:`wanka.calibr
 minimising the mean absolute relative error of steady-state tokens/s/GPU plus a steep penalty on
 any case beyond 19% (the target bounds every case at 20%). Uses ``cases`` only (never
 ``superseded_cases``) and never looks at a case id.
-Prints the fitted values; copy them into ``wanka/calibration.py`` by hand.
+Prints the fitted values; copy them into ``wanka/data/calibration.yaml``.
 
     python -m benchmarks.fit_calibration [--rounds 4]
 """
@@ -13,31 +13,17 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 
 import numpy as np
 
-from wanka import calibration as cal
+from wanka.calibration import Calibration, calibration_info, default_calibration
 from wanka.engine import Context, Strategies, evaluate_batch, make_context
 from wanka.validate.cases import case_scenario, load_cases
 from wanka.validate.run import _candidates, choose
 
-FITTED = {
-    "GEMM_EFF_MAX": (0.6, 1.0),
-    "GEMM_HALF_DIM": (16.0, 512.0),
-    "ATTN_EFFICIENCY": (0.1, 0.85),
-    "ELEMENTWISE_EFFICIENCY": (0.3, 0.95),
-    "FP8_GEMM_RATIO": (0.5, 1.0),
-    "GROUPED_GEMM_PENALTY": (1.0, 3.0),
-    "MOE_ROUTING_IMBALANCE": (1.0, 2.0),
-    "TP_OVERLAP_HIDDEN": (0.0, 0.95),
-    "DP_EXPOSED_FLOOR": (0.0, 0.5),
-    "PP_P2P_EXPOSED": (0.0, 1.0),
-    "LAYER_OVERHEAD_S": (1e-6, 2e-3),
-    "MOE_LAYER_OVERHEAD_S": (1e-6, 5e-3),
-    "EP_OVERLAP_HIDDEN": (0.0, 0.9),
-    "SCALE_OUT_LATENCY_S": (1e-6, 1e-5),
-    "CUDA_GRAPH_OVERHEAD_FACTOR": (0.0, 1.0),
-}
+# the fitted constants and their search bounds, from the calibration file
+FITTED = {n: i.bounds for n, i in calibration_info().items() if i.provenance == "fit" and i.bounds is not None}
 
 
 Prepared = list[tuple[Context, Strategies, float]]
@@ -54,10 +40,10 @@ def prepare() -> Prepared:
     return out
 
 
-def errors(prepared: Prepared) -> np.ndarray:
+def errors(prepared: Prepared, cal: Calibration | None = None) -> np.ndarray:
     errs = []
     for ctx, st, truth in prepared:
-        r = evaluate_batch(ctx, st, 1.0)
+        r = evaluate_batch(ctx if cal is None else replace(ctx, cal=cal), st, 1.0)
         chosen = choose(r, ctx.hbm_bytes)
         errs.append(np.inf if chosen is None else chosen[1] / truth - 1.0)
     return np.array(errs)
@@ -74,7 +60,7 @@ def objective(e: np.ndarray) -> float:
     return float(a.mean() + PENALTY * np.maximum(a - PENALTY_FROM, 0.0).mean())
 
 
-def fit_round(prepared: Prepared, rnd: int, points: int) -> float:
+def fit_round(prepared: Prepared, cal: Calibration, rnd: int, points: int) -> tuple[Calibration, float]:
     """One coordinate-descent pass over every fitted constant (grid narrows as rounds go on)."""
     best = float("inf")
     for name, (lo, hi) in FITTED.items():
@@ -82,14 +68,11 @@ def fit_round(prepared: Prepared, rnd: int, points: int) -> float:
         span = 0.5**rnd
         around = cur * np.exp(np.linspace(-span, span, points)) if cur > 0 else np.linspace(lo, hi, points)
         grid = np.unique(np.clip(np.concatenate([[cur], around]), lo, hi))
-        scores = []
-        for g in grid:
-            setattr(cal, name, float(g))
-            scores.append(objective(errors(prepared)))
+        scores = [objective(errors(prepared, replace(cal, **{name: float(g)}))) for g in grid]
         i = int(np.argmin(scores))
-        setattr(cal, name, float(grid[i]))
+        cal = replace(cal, **{name: float(grid[i])})
         best = scores[i]
-    return best
+    return cal, best
 
 
 def main() -> None:
@@ -103,18 +86,19 @@ def main() -> None:
         cross_validate(folds=args.folds)
         return
     prepared = prepare()
+    cal = default_calibration()
     t0 = time.time()
-    best = objective(errors(prepared))
+    best = objective(errors(prepared, cal))
     print(f"start: objective {best:.4f}")
     for rnd in range(args.rounds):
-        best = fit_round(prepared, rnd, args.points)
-        e = errors(prepared)
+        cal, best = fit_round(prepared, cal, rnd, args.points)
+        e = errors(prepared, cal)
         print(
             f"round {rnd}: objective {best:.4f}  MAPE {np.abs(e).mean():.3%}  max {np.abs(e).max():.3%}"
             f"  ({time.time() - t0:.0f} s)"
         )
     for name in FITTED:
-        print(f"{name} = {getattr(cal, name):.4g}")
+        print(f"{name}: {getattr(cal, name):.4g}")
 
 
 def show(prepared_ids: list[str] | None = None) -> None:
@@ -143,18 +127,16 @@ def cross_validate(rounds: int = 2, points: int = 7, folds: int = 0) -> None:
     else:
         fam = [c.id.split("_")[0].rstrip("0123456789") or c.id for c in steady]
         fam = ["nemo" if f.startswith("nemo") and not f.startswith("nemotron") else f for f in fam]
-    saved = {k: getattr(cal, k) for k in FITTED}
     held: list[float] = []
     for f in sorted(set(fam)):
         train = [p for p, g in zip(prepared, fam, strict=True) if g != f]
         test = [p for p, g in zip(prepared, fam, strict=True) if g == f]
+        cal = default_calibration()
         for rnd in range(rounds):
-            fit_round(train, rnd, points)
-        e = np.abs(errors(test))
+            cal, _ = fit_round(train, cal, rnd, points)
+        e = np.abs(errors(test, cal))
         held.extend(e.tolist())
         print(f"held out {f:15s} {len(test):3d} cases: MAPE {e.mean():.1%}  max {e.max():.1%}")
-        for k, v in saved.items():
-            setattr(cal, k, v)
     h = np.array(held)
     how = f"{folds}-fold" if folds else "leave-one-family-out"
     print(f"{how} over {h.size} cases: MAPE {h.mean():.1%}  max {h.max():.1%}")

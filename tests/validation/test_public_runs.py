@@ -128,11 +128,11 @@ def test_memory_tolerance_admits_a_setting_just_over_capacity() -> None:
 
     import numpy as np
 
-    from wanka import calibration as cal
+    from wanka.calibration import default_calibration
     from wanka.validate.run import choose
 
     gib = 2.0**30
-    tol = cal.MEMORY_MODEL_TOLERANCE
+    tol = default_calibration().memory_model_tolerance
     res = SimpleNamespace(
         reason=np.array([-1, -2, -2, 3]),  # fits, over HBM, over HBM, shape rule broken
         memory_bytes=np.array([60, 80 * (1 + tol / 2), 80 * (1 + 2 * tol), 10]) * gib,

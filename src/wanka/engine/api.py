@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from wanka.calibration import Calibration
 from wanka.engine.context import Context, make_context
 from wanka.engine.core import BREAKDOWN_KEYS, evaluate
 from wanka.engine.feasibility import REASONS, check
@@ -85,7 +86,7 @@ def result_at(ctx: Context, st: Strategies, raw: dict[str, Any], i: int, tokens:
     )
 
 
-def estimate_step(scenario: Scenario, *, require_fit: bool = True) -> StepResult:
+def estimate_step(scenario: Scenario, *, require_fit: bool = True, cal: Calibration | None = None) -> StepResult:
     """Predict one training step of ``scenario``'s job under its parallel strategy.
 
     >>> from wanka.spec import load_scenario
@@ -94,9 +95,9 @@ def estimate_step(scenario: Scenario, *, require_fit: bool = True) -> StepResult
     True
 
     Raises :class:`InfeasibleError` naming the rule a strategy breaks (and, with ``require_fit``,
-    when it does not fit in HBM).
+    when it does not fit in HBM). ``cal`` replaces the shipped calibration.
     """
-    ctx = make_context(scenario)
+    ctx = make_context(scenario, cal)
     par = scenario.parallel
     if par is None:
         raise InfeasibleError(f"scenario {scenario.name!r} has no `parallel:` strategy; give one or run `wanka search`")
@@ -119,10 +120,13 @@ def estimate_step(scenario: Scenario, *, require_fit: bool = True) -> StepResult
 
 
 def estimate_many(
-    scenario: Scenario, strategies: Strategies | list[ParallelSpec], micro_batches: list[int] | None = None
+    scenario: Scenario,
+    strategies: Strategies | list[ParallelSpec],
+    micro_batches: list[int] | None = None,
+    cal: Calibration | None = None,
 ) -> BatchResult:
     """Evaluate a batch of strategies for ``scenario``'s model, cluster and training at once."""
-    ctx = make_context(scenario)
+    ctx = make_context(scenario, cal)
     if not isinstance(strategies, Strategies):
         assert scenario.training is not None
         mbs = micro_batches or [scenario.training.micro_batch] * len(strategies)

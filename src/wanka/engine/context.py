@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from wanka.calibration import Calibration, default_calibration
 from wanka.catalog import Accelerator, accelerator
 from wanka.errors import InfeasibleError
 from wanka.network.groups import fabric_slowdowns, scale_out_bw, scale_up_bw
@@ -69,10 +70,14 @@ class Context:
     ring_contention: float  # fabric slowdown of ring collectives (flow model)
     a2a_contention: float  # fabric slowdown of all-to-all (flow model)
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    cal: Calibration = field(default_factory=default_calibration)  # the global constants used
 
 
-def make_context(scenario: Scenario) -> Context:
-    """Resolve a scenario's model, cluster and training into a :class:`Context`."""
+def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
+    """Resolve a scenario's model, cluster and training into a :class:`Context`.
+
+    ``cal`` is the calibration the engine uses (default: the shipped ``data/calibration.yaml``).
+    """
     if scenario.model is None or scenario.training is None:
         raise InfeasibleError(f"scenario {scenario.name!r} has no training job; add `model:` and `training:` sections")
     model, cluster, training = scenario.model, scenario.cluster, scenario.training
@@ -130,4 +135,5 @@ def make_context(scenario: Scenario) -> Context:
         ring_contention=ring_c,
         a2a_contention=a2a_c,
         assumptions=tuple(notes),
+        cal=default_calibration() if cal is None else cal,
     )

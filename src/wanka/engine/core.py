@@ -3,7 +3,7 @@
 One function, :func:`evaluate`, computes every quantity for a batch of strategies at once; a single
 strategy is a batch of one. The structure, per pipeline stage and micro-batch:
 
-  compute   GEMMs at a shape-dependent efficiency (calibration.GEMM_*), FP8 where the chip has it,
+  compute   GEMMs at a shape-dependent efficiency (ctx.cal.gemm_*), FP8 where the chip has it,
             plus the memory-bound casts of FP8 operands; attention core (fused kernel, causal
             half) at the chip's native or FlashAttention-2 fraction x ATTN_EFFICIENCY of the bf16
             peak; memory-bound kernels at ELEMENTWISE_EFFICIENCY of HBM bandwidth. Backward = 2x
@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from wanka import calibration as cal
 from wanka.engine.context import Context
 from wanka.engine.strategies import Strategies
 from wanka.network import collective_time, comm_group
@@ -59,14 +58,19 @@ MEMORY_KEYS = ("weights", "gradients", "optimizer", "activations", "buffers")
 
 def _gemm_eff(ctx: Context, m: Arr, n: Arr, k: Arr, fp8: bool = False) -> Arr:
     """Achieved / peak for an (m, n, k) GEMM: the chip's large-GEMM ceiling times a shape factor."""
-    h = cal.GEMM_HALF_DIM
-    ceiling = ctx.acc.matmul_fraction * cal.GEMM_EFF_MAX * (cal.FP8_GEMM_RATIO if fp8 else 1.0)
+    h = ctx.cal.gemm_half_dim
+    ceiling = ctx.acc.matmul_fraction * ctx.cal.gemm_eff_max * (ctx.cal.fp8_gemm_ratio if fp8 else 1.0)
     return np.asarray(ceiling * (m / (m + h)) * (n / (n + h)) * (k / (k + h)))
+
+
+def _group(ctx: Context, size: Any, inner: Any, contention: float) -> Any:
+    """A communicator of the job on its cluster, timed with the context's calibration."""
+    return replace(comm_group(ctx.cluster, size, inner, contention), calibration=ctx.cal)
 
 
 def _hbm_time(ctx: Context, nbytes: Arr | float) -> Arr:
     """Time of a memory-bound kernel that moves ``nbytes`` through HBM."""
-    return np.asarray(nbytes / (ctx.hbm_bw * cal.ELEMENTWISE_EFFICIENCY))
+    return np.asarray(nbytes / (ctx.hbm_bw * ctx.cal.elementwise_efficiency))
 
 
 # MLA up-projections: fine-grained ("selective") recompute re-runs them instead of storing q, k, v
@@ -102,7 +106,7 @@ def _gemms_fwd_time(
             else:
                 k = k / etp
             flops = 2.0 * m * n * k * local
-            eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / cal.GROUPED_GEMM_PENALTY
+            eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / ctx.cal.grouped_gemm_penalty
         else:
             local = np.ones_like(tokens)
             m = tokens * g.tokens
@@ -117,7 +121,7 @@ def _gemms_fwd_time(
             # Transformer Engine quantizes each FP8 GEMM's operands: read the bf16 input (m·k) and
             # write it as fp8 (the backward does the same for the output gradient, m·n), a memory-
             # bound pass that FP8's 2x peak does not speed up (Micikevicius et al. 2022, FP8 formats)
-            cast = m * (k + n) * local * cal.FP8_CAST_BYTES_PER_ELEMENT
+            cast = m * (k + n) * local * ctx.cal.fp8_cast_bytes_per_element
             t_g = t_g + _hbm_time(ctx, cast)
         t_total = t_total + t_g
         f_total = f_total + flops
@@ -133,7 +137,7 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     gemms = ctx.moe_gemms if moe else ctx.dense_gemms
     imb = 1.0
     if moe and ctx.model.moe is not None and not ctx.model.moe.balanced_routing:
-        imb = cal.MOE_ROUTING_IMBALANCE if ctx.model.moe.dispatch == "dropless" else 1.0
+        imb = ctx.cal.moe_routing_imbalance if ctx.model.moe.dispatch == "dropless" else 1.0
     t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
@@ -143,7 +147,7 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     full_flops = ctx.attn_flops_per_token * tokens / tp
     s = float(ctx.seq_len)
     attn_frac = np.where(st.fa2, ctx.acc.attention_fraction_fa2, ctx.acc.attention_fraction)
-    t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * cal.ATTN_EFFICIENCY)
+    t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * ctx.cal.attn_efficiency)
     d = float(ctx.model.kv_channels)
     t_unfused = full_flops / (ctx.bf16_peak * _gemm_eff(ctx, s + 0.0 * tokens, s + 0.0 * tokens, d + 0.0 * tokens))
     t_unfused = t_unfused + _hbm_time(ctx, 6.0 * heads * tokens * s * ctx.act_bytes)
@@ -152,8 +156,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     elems = ctx.elem_moe if moe else ctx.elem_dense
     shard = np.where(st.sp, tp, 1.0)
     t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
-    launch = cal.LAYER_OVERHEAD_S + (cal.MOE_LAYER_OVERHEAD_S if moe else 0.0)
-    t_elem = t_elem + launch * np.where(st.cuda_graphs, cal.CUDA_GRAPH_OVERHEAD_FACTOR, 1.0)
+    launch = ctx.cal.layer_overhead_s + (ctx.cal.moe_layer_overhead_s if moe else 0.0)
+    t_elem = t_elem + launch * np.where(st.cuda_graphs, ctx.cal.cuda_graph_overhead_factor, 1.0)
     # selective recompute: with unfused attention the attention core (Korthikanti et al. 2022);
     # with a fused kernel the cheap modules instead (norms, activation, MLA up-projections)
     _, sel_traffic = ctx.sel_moe if moe else ctx.sel_dense
@@ -244,8 +248,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     layers_s = nd_s + nm_s
 
     # ---- tensor parallel communication per micro-batch (per stage)
-    cl = ctx.cluster
-    tp_group = comm_group(cl, tp, 1.0, ctx.ring_contention)
+    tp_group = _group(ctx, tp, 1.0, ctx.ring_contention)
     act = tokens * h * B  # s·b·h activation of one micro-batch (bytes)
     ag = collective_time("all_gather", act, tp_group).time_s
     rs = collective_time("reduce_scatter", act, tp_group).time_s
@@ -253,12 +256,12 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     per_layer_tp = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     tp_passes = 2.0 + np.where(rec == 2, 1.0, 0.0)  # forward, backward, recompute
     tp_total = np.where(tp > 1, per_layer_tp * layers_s * tp_passes, 0.0)
-    tp_hidden = np.where(st.tp_overlap, cal.TP_OVERLAP_HIDDEN, 0.0)
+    tp_hidden = np.where(st.tp_overlap, ctx.cal.tp_overlap_hidden, 0.0)
     tp_exposed = tp_total * (1.0 - tp_hidden)
     tp_bytes_mb = np.where(tp > 1, np.where(st.sp, 4.0, 4.0) * act * (tp - 1) / tp * layers_s * tp_passes, 0.0)
 
     # ---- context parallel: ring exchange of K/V blocks, overlapped with attention
-    cp_group = comm_group(cl, cp, tp, ctx.ring_contention)
+    cp_group = _group(ctx, cp, tp, ctx.ring_contention)
     dqk_dv = ctx.attn_flops_per_token / (2.0 * s * model.n_heads)  # d_qk + d_v
     kv_heads = float(model.n_heads if model.attention is not None else model.n_kv_heads)
     kv_block = tokens * np.maximum(kv_heads / tp, 1.0) * dqk_dv * B
@@ -273,7 +276,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # ---- expert parallel all-to-all
     if has_moe and model.moe is not None:
         k_top = float(model.moe.top_k)
-        ep_group = comm_group(cl, ep, np.where(folded, 1.0, tp * cp), ctx.a2a_contention)
+        ep_group = _group(ctx, ep, np.where(folded, 1.0, tp * cp), ctx.a2a_contention)
         # node-deduplicated dispatch (DeepEP): a token crosses the fabric once per remote domain that
         # holds one of its top-k experts; with uniform routing over N domains that is
         # (N-1)(1-(1-1/N)^k) domains instead of k(N-1)/N copies
@@ -296,8 +299,8 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # with batch-level overlap (DualPipe; MCore --overlap-moe-expert-parallel-comm) the all-to-all
     # of one micro-batch hides behind the other's compute, down to a floor share
     moe_compute = nm_s * (3.0 * moe["gemm"] + 3.5 * moe["attn"])
-    ep_plain = ep_total * (1.0 - cal.EP_OVERLAP_HIDDEN)
-    ep_hidden = np.maximum(cal.EP_OVERLAP_FLOOR * ep_total, ep_total - moe_compute)
+    ep_plain = ep_total * (1.0 - ctx.cal.ep_overlap_hidden)
+    ep_hidden = np.maximum(ctx.cal.ep_overlap_floor * ep_total, ep_total - moe_compute)
     ep_exposed = np.where(st.ep_overlap, np.minimum(ep_plain, ep_hidden), ep_plain)
 
     per_mb = t_fwd + t_bwd + t_rec + tp_exposed + cp_exposed + ep_exposed
@@ -306,7 +309,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # DualPipe's bubble is (PP/2 - 1) stage-times against 1F1B's PP - 1 (DeepSeek-V3 Table 2)
     stages_idle = np.where(st.dualpipe, np.maximum(pp / 2.0 - 1.0, 0.0), pp - 1.0)
     bubble = np.where(pp > 1, stages_idle / v * per_mb, 0.0)
-    pp_group = comm_group(cl, np.full_like(tp, 2.0), tp * cp * dp, ctx.ring_contention)
+    pp_group = _group(ctx, np.full_like(tp, 2.0), tp * cp * dp, ctx.ring_contention)
     # a pipeline boundary carries one micro-batch's s·b·h activation; with sequence parallelism it is
     # already split over tp, and Megatron's scatter/gather splits it otherwise; DeepSpeed's
     # PipelineEngine sends it whole from every tensor-parallel rank
@@ -317,7 +320,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # next chunk's compute: only the pipeline fill and drain hops show, plus any transfer longer
     # than the chunk it hides behind.
     n_p2p = 2.0 * v * (m_mb + pp - 1.0)
-    blocking = cal.PP_P2P_EXPOSED * n_p2p * t_p2p
+    blocking = ctx.cal.pp_p2p_exposed * n_p2p * t_p2p
     chunk_fwd = t_fwd / v
     async_ = 2.0 * (pp - 1.0) * t_p2p + 2.0 * v * m_mb * np.maximum(0.0, t_p2p - chunk_fwd)
     pp_exposed = np.where(pp > 1, np.where(st.pp_overlap, async_, blocking), 0.0)
@@ -337,13 +340,12 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     p_local = p_dense + p_expert
     dpc = dp * cp
     edp = np.maximum(1.0, tp * dpc / (ep * etp))  # expert-data-parallel replicas of each expert shard
-    dp_group = comm_group(cl, dpc, tp, ctx.ring_contention)
-    edp_group = comm_group(cl, edp, etp * ep * np.where(folded, 1.0, cp), ctx.ring_contention)
+    dp_group = _group(ctx, dpc, tp, ctx.ring_contention)
+    edp_group = _group(ctx, edp, etp * ep * np.where(folded, 1.0, cp), ctx.ring_contention)
 
     z = st.zero
-    bucket = np.where(
-        z == 3, cal.ZERO3_BUCKET_PARAMS, np.maximum(cal.DP_BUCKET_PARAMS, cal.DP_BUCKET_PARAMS_PER_RANK * dpc)
-    )
+    c = ctx.cal
+    bucket = np.where(z == 3, c.zero3_bucket_params, np.maximum(c.dp_bucket_params, c.dp_bucket_params_per_rank * dpc))
 
     def dp_op(op: str, params: Arr, nbytes_per_param: float, group: Any, n: Arr) -> Arr:
         # the collective runs once per bucket; latency terms add up over buckets
@@ -377,7 +379,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     win_b = (t_bwd + t_rec) / v * spread
     win_f = t_fwd / v * spread
 
-    def exposed(t: Arr, window: Arr, floor: float = cal.DP_EXPOSED_FLOOR) -> Arr:
+    def exposed(t: Arr, window: Arr, floor: float = ctx.cal.dp_exposed_floor) -> Arr:
         # overlapped buckets hide behind the window; the last bucket (and a floor share for
         # stream contention) always shows
         return np.where(st.dp_overlap, np.maximum(np.maximum(floor * t, t / nb_dense), t - window), t)
@@ -399,7 +401,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     shard_dense = np.where(z >= 1, dpc, 1.0)
     shard_exp = np.where(z >= 1, edp, 1.0)
     p_opt = p_dense / shard_dense + p_expert / shard_exp
-    t_opt = _hbm_time(ctx, p_opt * cal.OPTIMIZER_BYTES_PER_PARAM)
+    t_opt = _hbm_time(ctx, p_opt * ctx.cal.optimizer_bytes_per_param)
 
     compute_total = m_mb * (t_fwd + t_bwd)
     step = m_mb * per_mb + bubble + pp_exposed + dp_exposed + t_opt
@@ -437,7 +439,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     logits_mem = np.where(use_last | (pp == 1), tokens * (ctx.model.vocab / tp) * 6.0, 0.0)
     activations = act_layer_stage * inflight + logits_mem
     z3_buf = np.where(z == 3, 2.0 * layer_dense_params / tp * w_b * 2.0, 0.0)
-    buffers = cal.FRAMEWORK_OVERHEAD_BYTES + z3_buf + np.minimum(p_local * 4.0, 2.0 * 40e6 * 4.0)
+    buffers = ctx.cal.framework_overhead_bytes + z3_buf + np.minimum(p_local * 4.0, 2.0 * 40e6 * 4.0)
     total_mem = weights + grads + optim + activations + buffers
 
     tokens_step = float(ctx.global_batch_seqs) * s

@@ -28,7 +28,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from wanka import calibration as cal
+from wanka.calibration import Calibration, default_calibration
 
 __all__ = [
     "OPS",
@@ -58,22 +58,28 @@ class CommGroup:
     scale_up_bw: Num
     scale_out_bw: Num
     scale_out_contention: Num = 1.0
-    up_latency_s: float | None = None  # per hop; None = calibration.SCALE_UP_LATENCY_S
-    out_latency_s: float | None = None  # per hop; None = calibration.SCALE_OUT_LATENCY_S
+    up_latency_s: float | None = None  # per hop; None = the calibration's scale_up_latency_s
+    out_latency_s: float | None = None  # per hop; None = the calibration's scale_out_latency_s
     in_network_reduction: bool = False  # fabric SHARP: all-reduce across domains moves each byte once each way
     scale_up_reduction: bool = False  # NVLS: the scale-up switch reduces inside the domain
     # all-to-all only: share of the off-domain bytes that crosses the fabric. 1 = one copy per
     # destination rank (NCCL alltoall); < 1 = one copy per destination domain, forwarded over the
     # scale-up links there (node-deduplicated dispatch, DeepEP; DeepSeek-V3 Sec. 3.2.2)
     remote_dedup: Num = 1.0
+    # the efficiencies and latencies used (None = the shipped calibration); the engine passes its own
+    calibration: Calibration | None = None
+
+    @property
+    def cal(self) -> Calibration:
+        return default_calibration() if self.calibration is None else self.calibration
 
     @property
     def scale_up_latency_s(self) -> float:
-        return cal.SCALE_UP_LATENCY_S if self.up_latency_s is None else self.up_latency_s
+        return self.cal.scale_up_latency_s if self.up_latency_s is None else self.up_latency_s
 
     @property
     def scale_out_latency_s(self) -> float:
-        return cal.SCALE_OUT_LATENCY_S if self.out_latency_s is None else self.out_latency_s
+        return self.cal.scale_out_latency_s if self.out_latency_s is None else self.out_latency_s
 
     @property
     def domains(self) -> Num:
@@ -122,8 +128,8 @@ def bus_factor(op: str, n: Num) -> Num:
 
 
 def _eff_bws(g: CommGroup) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    up = np.asarray(g.scale_up_bw, dtype=float) * cal.SCALE_UP_EFFICIENCY
-    out = np.asarray(g.scale_out_bw, dtype=float) * cal.SCALE_OUT_EFFICIENCY
+    up = np.asarray(g.scale_up_bw, dtype=float) * g.cal.scale_up_efficiency
+    out = np.asarray(g.scale_out_bw, dtype=float) * g.cal.scale_out_efficiency
     out = out / np.maximum(1.0, np.asarray(g.scale_out_contention, dtype=float))
     return up, out
 
@@ -150,7 +156,7 @@ def _hierarchical(op: str, nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]
             # NVLS: each GPU pushes its buffer to the switch once and pulls the reduced result once;
             # nccl-tests on DGX H100 reach ~275 GB/s algbw (NVLS_EFFICIENCY of the link rate)
             raw = np.asarray(g.scale_up_bw, dtype=float)
-            inner = s / (raw * cal.NVLS_EFFICIENCY) + 2.0 * g.scale_up_latency_s
+            inner = s / (raw * g.cal.nvls_efficiency) + 2.0 * g.scale_up_latency_s
         else:
             inner = 2.0 * (a - 1.0) / a * s / up + 2.0 * (a - 1.0) * g.scale_up_latency_s
         if g.in_network_reduction:
@@ -186,7 +192,7 @@ def _all_to_all(nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
     a = np.minimum(np.asarray(g.per_domain, dtype=float), n)
     up, out = _eff_bws(g)
     s = np.asarray(nbytes, dtype=float)
-    eff = cal.A2A_EFFICIENCY / cal.SCALE_OUT_EFFICIENCY
+    eff = g.cal.a2a_efficiency / g.cal.scale_out_efficiency
     dedup = np.asarray(g.remote_dedup, dtype=float)
     # deduplicated copies arrive once per domain and are forwarded to the other ranks over NVLink
     t_up = (a - 1.0) / n * s / up + np.where(dedup < 1.0, (n - a) / n * s / up, 0.0)
@@ -254,7 +260,7 @@ def collective_time(
             best = np.argmin(stack, axis=0)
             t = np.min(stack, axis=0)
             algo = names[int(np.bincount(np.ravel(best), minlength=len(names)).argmax())]
-    t = np.where(single, 0.0, np.asarray(t) + cal.COLLECTIVE_LAUNCH_S)
+    t = np.where(single, 0.0, np.asarray(t) + group.cal.collective_launch_s)
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, s / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * bus_factor(op, np.maximum(n, 1.0))

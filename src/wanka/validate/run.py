@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from wanka import calibration as cal
+from wanka.calibration import default_calibration
 from wanka.engine import BatchResult, Strategies, evaluate_batch, make_context
 from wanka.engine.strategies import software_columns
 from wanka.errors import WankaError
@@ -116,7 +116,7 @@ def choose(res: BatchResult, hbm_bytes: float) -> tuple[int, float] | None:
 
     Unpublished settings (``vpp``, micro-batch) are filled as a tuned run fills them: the fastest
     candidate that fits in memory. "Fits" allows the memory model its own error
-    (``calibration.MEMORY_MODEL_TOLERANCE``): a run that was published did run, and the memory
+    (the calibration's ``memory_model_tolerance``): a run that was published did run, and the memory
     model should not rule out a setting it cannot tell apart from one that fits. A published run
     whose every candidate breaks a memory or batch-rounding rule is still predicted (it ran); one
     whose shape breaks a structural rule is not.
@@ -126,7 +126,7 @@ def choose(res: BatchResult, hbm_bytes: float) -> tuple[int, float] | None:
     pool = runnable if runnable.any() else shape_ok
     if not pool.any():
         return None
-    fits = res.memory_bytes <= hbm_bytes * (1.0 + cal.MEMORY_MODEL_TOLERANCE)
+    fits = res.memory_bytes <= hbm_bytes * (1.0 + default_calibration().memory_model_tolerance)
     if (pool & fits).any():
         pool = pool & fits
     score = np.where(pool, res.tokens_per_s_per_gpu, -np.inf)
