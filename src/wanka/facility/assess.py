@@ -27,7 +27,7 @@ from wanka.facility.racks import RackPlan, rack_plan
 from wanka.spec import Scenario
 from wanka.storage import cluster_node, storage_system
 
-__all__ = ["FacilityResult", "assess"]
+__all__ = ["FacilityResult", "assess", "facility_assumptions"]
 
 J_PER_KWH = 3.6e6
 
@@ -234,3 +234,27 @@ def assess(
         model_card_energy_j=mc_e,
         model_card_co2_kg=mc_co2,
     )
+
+
+def facility_assumptions(scenario: Scenario) -> tuple[str, ...]:
+    """The facility defaults in use (PUE, price, currency, grid factor, storage sizing and share)."""
+    f = scenario.facility
+    ff = facts()
+    notes: list[str] = []
+    if f.pue is None:
+        notes.append(f"PUE {ff.cooling_type(f.cooling).pue}: typical for {f.cooling} cooling (facility.pue)")
+    tariff = ff.tariff(f.currency)
+    price_given = f.electricity_price_per_kwh is not None or (
+        f.currency == "USD" and "electricity_usd_per_kwh" in f.model_fields_set
+    )
+    if not price_given:
+        notes.append(
+            f"electricity {tariff.price_per_kwh:g} {f.currency}/kWh: not given (facility.electricity_price_per_kwh)"
+        )
+    if f.grid_kgco2_per_kwh is None:
+        notes.append(
+            f"grid {tariff.grid_kgco2_per_kwh:g} kg CO2/kWh: the {f.currency} default (facility.grid_kgco2_per_kwh)"
+        )
+    stor = storage_system(scenario.cluster)
+    notes += [a for a in stor.assumptions if a.startswith(("storage servers:", "storage: a shared"))]
+    return tuple(notes)

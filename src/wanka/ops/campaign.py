@@ -37,6 +37,7 @@ __all__ = [
     "campaign_throughput",
     "ettr_limits",
     "expected_ettr",
+    "operating_assumptions",
     "run_campaign",
     "simulate_campaign",
 ]
@@ -489,3 +490,18 @@ def campaign_throughput(
     )
     assert res.tokens_per_s_per_gpu is not None
     return res.tokens_per_s_per_gpu.mean
+
+
+def operating_assumptions(scenario: Scenario, *, step_time_s: float | None = None) -> tuple[str, ...]:
+    """The operations defaults in use for ``scenario`` (spares, recovery times, failure rates,
+    checkpoint coordination) as printable assumptions, without running a campaign."""
+    rates = job_failure_rates(scenario)
+    rec = recovery_model(scenario, rates)
+    notes = [*rec.notes, *rates.notes]
+    if scenario.model is not None:
+        with_step = step_time_s is not None and step_time_s > 0
+        ck = checkpoint_cost(scenario)
+        notes += [a for a in ck.assumptions if a.startswith("checkpoint coordination")]
+        if with_step and scenario.checkpoint.interval_s is None:
+            notes.append("checkpoint interval: Young/Daly optimum over whole steps ≥ the persist time")
+    return tuple(dict.fromkeys(notes))

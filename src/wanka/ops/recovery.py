@@ -102,8 +102,9 @@ def recovery_model(scenario: Scenario, rates: JobFailureRates) -> RecoveryModel:
         rule = spare_pool_rule()
         notes.append(
             f"spares: failures.hot_spares not given; {hot:,} hot spare nodes assumed beside {idle:,} idle "
-            f"cluster nodes (pool with P(no spare) ≤ {rule.blocking:.0%} and ≥ {rule.min_fraction:.0%} of "
-            f"the job's nodes; {rule.source.split(';')[0]}); set failures.hot_spares to override"
+            f"cluster nodes (rule: the smallest pool with P(no spare) ≤ {rule.blocking:.0%} by Erlang B, and "
+            f"≥ {rule.min_fraction:.0%} of the job's nodes, as in Meta's sparing framework, MLSys 2026); "
+            "set failures.hot_spares to override"
         )
     else:
         hot, src = f.hot_spares, "given"
