@@ -55,9 +55,7 @@ def test_storage_power_from_provisioned_servers_and_share() -> None:
     default = assess(parse_scenario({"cluster": base}), utilization=0.4)
     assert default.storage_w == pytest.approx(64 * 2000.0)  # ceil(1,024 / 16) appliances at 2 kW
     assert any(a.startswith("storage servers: not given; 64") for a in default.assumptions)
-    shared = assess(
-        parse_scenario({"cluster": {**base, "storage": {"servers": 1000, "share": 0.25}}}), utilization=0.4
-    )
+    shared = assess(parse_scenario({"cluster": {**base, "storage": {"servers": 1000, "share": 0.25}}}), utilization=0.4)
     assert shared.storage_w == pytest.approx(250 * 2000.0)
 
 
