@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -31,12 +32,14 @@ def _step(scenario: Scenario) -> Any | None:
         return None
 
 
-def _campaign_wall_clock_s(scenario: Scenario, step: Any) -> float:
-    """Mean wall clock to train, failures, restarts and checkpoints included (wanka.ops)."""
+def _campaign_wall_clock_s(scenario: Scenario, step: Any) -> tuple[float, tuple[str, ...]]:
+    """Mean wall clock to train, failures, restarts and checkpoints included (wanka.ops), and the
+    operations defaults it rests on (spares, recovery times, checkpoint costs)."""
     res = simulate_campaign(
         scenario, step_time_s=step.step_time_s, tokens_per_step=step.tokens_per_step, seed=0, replicas=200
     )
-    return float(res.wall_clock_s.mean)
+    ops = tuple(a for a in res.assumptions if a.startswith(("spares:", "recovery times", "no spare", "failure rates")))
+    return float(res.wall_clock_s.mean), ops
 
 
 def _kw(w: float) -> str:
@@ -68,15 +71,18 @@ def facility_cmd(
     step = _step(s) if need_u or (days is None and s.campaign_days is None) else None
     u = utilization if utilization is not None else None if not need_u else getattr(step, "mfu", None)
     wall, wall_from = None, "given (--days)"
+    ops_notes: tuple[str, ...] = ()
     if days is not None:
         wall = days * 86400.0
     elif step is not None:
         # time lost to failures counts: the operations layer's campaign wall clock
-        wall, wall_from = _campaign_wall_clock_s(s, step), "campaign with failures (wanka.ops)"
+        (wall, ops_notes), wall_from = _campaign_wall_clock_s(s, step), "campaign with failures (wanka.ops)"
     if s.campaign_days is not None and days is None:
-        wall = None  # the scenario's own campaign window wins over a steady-state time to train
+        wall, ops_notes = None, ()  # the scenario's own campaign window wins over a steady-state time to train
     hfu = getattr(step, "hfu", None) if step is not None and utilization is None else None
     r = assess(s, utilization=u, wall_clock_s=wall, wall_clock_from=wall_from, hfu=hfu)
+    if ops_notes:  # the campaign's wall clock (energy, cost) rests on these operations defaults
+        r = replace(r, assumptions=(*r.assumptions, *ops_notes))
     if json_out:
         d = r.to_dict()
         d["convention"] = convention

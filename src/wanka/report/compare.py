@@ -317,10 +317,13 @@ def _network(s: Scenario) -> tuple[dict[str, Any], list[Assumption]]:
     return out, [Assumption("network", a) for a in getattr(bom, "assumptions", ())]
 
 
-def _facility(s: Scenario, mfu: float, wall_clock_s: float | None) -> tuple[dict[str, Any], list[Assumption]]:
+def _facility(
+    s: Scenario, mfu: float, wall_clock_s: float | None, hfu: float | None = None
+) -> tuple[dict[str, Any], list[Assumption]]:
     from wanka.facility import assess
 
-    f = assess(s, utilization=min(max(mfu, 0.0), 1.0), wall_clock_s=wall_clock_s)
+    h = None if hfu is None else min(max(hfu, 0.0), 1.0)
+    f = assess(s, utilization=min(max(mfu, 0.0), 1.0), wall_clock_s=wall_clock_s, hfu=h)
     out = {
         "cooling": f.cooling,
         "pue": f.pue,
@@ -463,7 +466,7 @@ def cluster_report(
         errors["network"] = net["error"]
     fac: dict[str, Any] = {}
     try:
-        fac, fac_notes = _facility(s, step.mfu, rel.get("wall_clock_s"))
+        fac, fac_notes = _facility(s, step.mfu, rel.get("wall_clock_s"), getattr(step, "hfu", None))
         notes += fac_notes
     except WankaError as e:
         errors["facility"] = str(e)
