@@ -51,6 +51,7 @@ def plan_dict(sc: Scenario, r: StepResult) -> dict[str, object]:
     d["model"] = sc.model.name if sc.model else None
     d["accelerator"] = sc.cluster.accelerator
     d["checkpoint"] = _checkpoint(sc)
+    d["operating_assumptions"] = _operating_assumptions(sc, r.step_time_s)
     return d
 
 
@@ -104,6 +105,19 @@ def print_plan(sc: Scenario, r: StepResult) -> None:
     notes = list(r.assumptions) + list(sc.assumptions)
     if notes:
         console.print(" assumptions    " + "\n                ".join(notes[:8]))
+    ops_notes = _operating_assumptions(sc, r.step_time_s)
+    if ops_notes:  # defaults that move ETTR, energy or cost (spares, recovery, checkpoint, price, grid, PUE)
+        console.print(" operating      " + "\n                ".join(ops_notes), markup=False)
+
+
+def _operating_assumptions(sc: Scenario, step_time_s: float) -> list[str]:
+    from wanka.facility import facility_assumptions
+    from wanka.ops import operating_assumptions
+
+    try:
+        return [*operating_assumptions(sc, step_time_s=step_time_s), *facility_assumptions(sc)]
+    except WankaError:
+        return []
 
 
 @app.command("plan")

@@ -93,7 +93,7 @@ def reliability_cmd(
     )
     console.print(
         f" job MTBF         {format_duration(r.job_mtbf_s)} · {r.failures_per_day:,.2f} "
-        f"failures/day · table {r.rates_table}"
+        f"failures/day ({r.job_floor_failures_per_day:,.2f} size-independent) · table {r.rates_table}"
     )
     console.print(
         f" 有效训练时长 ETTR  {_pct(r.ettr.mean)} (p5–p95 {_pct(r.ettr.p5)} – {_pct(r.ettr.p95)}; "
@@ -101,16 +101,26 @@ def reliability_cmd(
     )
     if r.tokens_per_s_per_gpu is not None:
         console.print(f" throughput       {r.tokens_per_s_per_gpu.mean:,.0f} tokens/s/GPU over the campaign")
+    if r.ettr_limits:
+        top = sorted(r.ettr_limits.items(), key=lambda kv: -kv[1])
+        console.print(
+            " ETTR limited by  " + " · ".join(f"{k} {_pct(v)}" for k, v in top[:4] if v > 0) + " (of wall clock)"
+        )
+    steps = r.checkpoint_interval_s / r.step_time_s if r.step_time_s > 0 else 0.0
+    searched = r.checkpoint_interval_s == r.optimal_checkpoint_interval_s
     console.print(
         f" checkpoint       {r.checkpoint_mode} · {format_bytes(r.checkpoint_size_bytes)} · stall "
-        f"{format_duration(r.checkpoint_blocking_s)} · load "
-        f"{format_duration(r.checkpoint_load_s)} · every "
-        f"{format_duration(r.checkpoint_interval_s)} (Young/Daly optimum "
-        f"{format_duration(r.optimal_checkpoint_interval_s)})"
+        f"{format_duration(r.checkpoint_blocking_s)} (coordination "
+        f"{format_duration(r.checkpoint_coordination_s)}) · persist {format_duration(r.checkpoint_persist_s)} · "
+        f"load {format_duration(r.checkpoint_load_s)} · every {format_duration(r.checkpoint_interval_s)}"
+        + (f" = {steps:,.0f} steps" if 0 < steps < 1e9 else "")
+        + (" (Young/Daly over whole steps ≥ persist)" if searched else "")
     )
+    idle = r.spares - r.hot_spares
+    how = "shrink and continue" if r.elastic else "swap a spare, else wait for repair"
     console.print(
-        f" spares           {r.spares:,} nodes · P(no spare) {r.p_no_spare:.2g} · straggler factor "
-        f"{r.straggler_factor:.3f}"
+        f" spares           {r.hot_spares:,} hot ({r.spares_from}) + {idle:,} idle cluster nodes · "
+        f"P(no spare) {r.p_no_spare:.2g} · {how} · straggler factor {r.straggler_factor:.3f}"
     )
     t = Table(show_header=True, header_style="bold")
     for col, just in (

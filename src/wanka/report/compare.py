@@ -317,10 +317,13 @@ def _network(s: Scenario) -> tuple[dict[str, Any], list[Assumption]]:
     return out, [Assumption("network", a) for a in getattr(bom, "assumptions", ())]
 
 
-def _facility(s: Scenario, mfu: float, wall_clock_s: float | None) -> tuple[dict[str, Any], list[Assumption]]:
+def _facility(
+    s: Scenario, mfu: float, wall_clock_s: float | None, hfu: float | None = None
+) -> tuple[dict[str, Any], list[Assumption]]:
     from wanka.facility import assess
 
-    f = assess(s, utilization=min(max(mfu, 0.0), 1.0), wall_clock_s=wall_clock_s)
+    h = None if hfu is None else min(max(hfu, 0.0), 1.0)
+    f = assess(s, utilization=min(max(mfu, 0.0), 1.0), wall_clock_s=wall_clock_s, hfu=h)
     out = {
         "cooling": f.cooling,
         "pue": f.pue,
@@ -342,7 +345,15 @@ def _facility(s: Scenario, mfu: float, wall_clock_s: float | None) -> tuple[dict
         "wall_clock_s": f.wall_clock_s,
         "wall_clock_from": f.wall_clock_from,
         "energy_j": f.energy_j,
-        "energy_cost_usd": f.energy_cost,
+        "energy_cost_usd": f.energy_cost if f.currency == "USD" else None,
+        "energy_cost": f.energy_cost,
+        "currency": f.currency,
+        "price_per_kwh": f.price_per_kwh,
+        "grid_kgco2_per_kwh": f.grid_kgco2_per_kwh,
+        "gpu_hours": f.gpu_hours,
+        "model_card_energy_j": f.model_card_energy_j,
+        "model_card_co2_kg": f.model_card_co2_kg,
+        "power_swing_w": f.power_swing_w,
         "co2_kg": f.co2_kg,
         "capex_usd": f.capex_usd,
     }
@@ -455,7 +466,7 @@ def cluster_report(
         errors["network"] = net["error"]
     fac: dict[str, Any] = {}
     try:
-        fac, fac_notes = _facility(s, step.mfu, rel.get("wall_clock_s"))
+        fac, fac_notes = _facility(s, step.mfu, rel.get("wall_clock_s"), getattr(step, "hfu", None))
         notes += fac_notes
     except WankaError as e:
         errors["facility"] = str(e)

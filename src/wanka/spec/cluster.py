@@ -55,6 +55,9 @@ class StorageSpec(Spec):
     write_gbytes_per_s_per_server: float | None = Field(None, gt=0, le=10_000)
     capacity_tb: float | None = Field(None, gt=0)
     local_nvme_tb_per_node: float = Field(0.0, ge=0)
+    share: float = Field(
+        1.0, gt=0, le=1, description="share of a shared file system that serves this cluster (power, bandwidth)"
+    )
 
 
 class ClusterSpec(Spec):
