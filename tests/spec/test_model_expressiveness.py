@@ -31,6 +31,11 @@ def test_pattern_repeats_cyclically_and_counts_mtp_as_global() -> None:
     assert m.layer_kind_counts() == {"sliding": 3, "global": 4}
 
 
+def test_pure_linear_attention_stack_accepted() -> None:
+    m = parse_model(_m(layer_pattern=["linear"], linear_attention=LIN))
+    assert m.layer_kind_counts() == {"linear": 4}
+
+
 def test_hybrid_roundtrips_through_yaml(tmp_path: Any) -> None:
     m = parse_model(_m(layer_pattern=["linear", "linear", "linear", "global"], linear_attention=LIN))
     p = tmp_path / "m.yaml"
@@ -46,7 +51,6 @@ def test_hybrid_roundtrips_through_yaml(tmp_path: Any) -> None:
         ({"layer_pattern": ["chunked"]}, "attention_chunk is required"),
         ({"layer_pattern": ["linear", "global"]}, "linear_attention is required"),
         ({"layer_pattern": ["ssm", "global"]}, "ssm is required"),
-        ({"layer_pattern": ["linear"], "linear_attention": LIN}, "no softmax-attention layer"),
         ({"layer_pattern": []}, "must not be empty"),
         ({"layer_pattern": ["global"] * 5}, "more than n_layers"),
         ({"layer_pattern": ["windowed"]}, "layer_pattern"),

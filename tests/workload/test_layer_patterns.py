@@ -183,3 +183,23 @@ def test_deepseek_preset_unchanged_by_routing_fields() -> None:
     )
     assert parameter_count(m) == parameter_count(plain)
     assert model_flops_per_token(m, 4096) == model_flops_per_token(plain, 4096)
+
+
+def test_pure_gated_deltanet_300m_matches_primus_guide() -> None:
+    # AMD-AGI/Primus hybrid-models/gdn-guide.md: 12 GDN + 12 MLP blocks, hidden 1024, FFN 4096, 4 QK / 8 V heads of
+    # 64, conv 4, tied 128k embeddings: "Total parameters: 0.308B"
+    m = _m(
+        n_layers=12,
+        hidden=1024,
+        n_heads=4,
+        n_kv_heads=4,
+        ffn_hidden=4096,
+        vocab=128256,
+        seq_len=2048,
+        tied_embeddings=True,
+        layer_pattern=["linear"],
+        linear_attention={"n_qk_heads": 4, "n_v_heads": 8, "qk_head_dim": 64, "v_head_dim": 64},
+    )
+    assert parameter_count(m).total / 1e9 == pytest.approx(0.308, rel=0.005)
+    assert attention_core_flops_per_token(m, 2048) == 0.0
+    assert all(g.name.startswith("lin_") or g.name.startswith("fc") for g in layer_gemms(m, "dense"))

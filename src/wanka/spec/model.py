@@ -199,8 +199,6 @@ class ModelSpec(Spec):
                 raise ValueError("layer_pattern must not be empty (omit it for an all-global stack)")
             if len(pat) > self.n_layers:
                 raise ValueError(f"layer_pattern has {len(pat)} entries, more than n_layers = {self.n_layers}")
-            if not kinds & {"global", "sliding", "chunked"}:
-                raise ValueError("layer_pattern has no softmax-attention layer (global, sliding or chunked)")
         needs = (
             ("sliding", "sliding_window", self.sliding_window),
             ("chunked", "attention_chunk", self.attention_chunk),

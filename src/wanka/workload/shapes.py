@@ -178,7 +178,7 @@ def _mixer_layer_gemms(model: ModelSpec) -> list[Gemm]:
         return _attention_gemms(model)
     shares = layer_shares(model)
     soft = sum(v for k, v in shares.items() if k in _SOFTMAX)
-    g = [replace(x, tokens=x.tokens * soft, share=soft) for x in _attention_gemms(model)]
+    g = [replace(x, tokens=x.tokens * soft, share=soft) for x in _attention_gemms(model)] if soft > 0 else []
     for kind in ("linear", "ssm"):
         if shares.get(kind):
             f = shares[kind]
