@@ -91,3 +91,66 @@ def test_group_limited_routing_accepted() -> None:
 def test_deepseek_v3_preset_carries_node_limit() -> None:
     m = load_model("deepseek-v3")
     assert m.moe is not None and m.moe.max_nodes_per_token == 4 and m.moe.topk_groups == 4
+
+
+# ---------------------------------------------------------------- config.json layer patterns
+def _gpt_oss(**kw: Any) -> dict[str, Any]:
+    cfg: dict[str, Any] = {
+        "architectures": ["GptOssForCausalLM"],
+        "hidden_size": 64,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "intermediate_size": 64,
+        "vocab_size": 100,
+        "max_position_embeddings": 256,
+        "num_local_experts": 4,
+        "num_experts_per_tok": 2,
+        "sliding_window": 16,
+        "layer_types": ["sliding_attention", "full_attention"] * 2,
+    }
+    cfg.update(kw)
+    return cfg
+
+
+def test_layer_types_compress_to_their_period() -> None:
+    from wanka.spec.hf_import import model_from_hf_config
+
+    m = model_from_hf_config(_gpt_oss())
+    assert m.layer_pattern == ("sliding", "global") and m.attention_sinks and m.sliding_window == 16
+    irregular = ["sliding_attention", "full_attention", "full_attention", "sliding_attention"]
+    m2 = model_from_hf_config(_gpt_oss(layer_types=irregular))
+    assert m2.layer_kinds() == ("sliding", "global", "global", "sliding")
+
+
+@pytest.mark.parametrize(
+    ("kw", "field", "text"),
+    [
+        ({"layer_types": ["sliding_attention"] * 3}, "layer_types", "num_hidden_layers = 4"),
+        ({"layer_types": ["sliding_attention", "dilated"] * 2}, "layer_types", "unsupported layer type"),
+        ({"sliding_window": None}, "sliding_window", "required key is missing"),
+    ],
+)
+def test_bad_layer_types_name_the_key(kw: dict[str, Any], field: str, text: str) -> None:
+    from wanka.spec.hf_import import model_from_hf_config
+
+    with pytest.raises(SpecError) as e:
+        model_from_hf_config(_gpt_oss(**kw))
+    assert e.value.field == field and text in str(e.value)
+
+
+def test_mistral_window_applies_to_every_layer_unless_disabled() -> None:
+    from wanka.spec.hf_import import model_from_hf_config
+
+    base = {
+        "architectures": ["MistralForCausalLM"],
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "vocab_size": 100,
+        "max_position_embeddings": 32768,
+        "sliding_window": 4096,
+    }
+    assert model_from_hf_config(base).layer_pattern == ("sliding",)
+    assert model_from_hf_config({**base, "use_sliding_window": False}).layer_pattern is None
