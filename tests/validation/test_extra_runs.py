@@ -17,7 +17,7 @@ def reports():  # type: ignore[no-untyped-def]
 
 
 def test_every_case_runs_unless_its_accelerator_is_not_in_the_catalog(reports) -> None:  # type: ignore[no-untyped-def]
-    assert set(reports) == {"nemo_perf_tables.yaml", "papers.yaml"}
+    assert {"nemo_perf_tables.yaml", "papers.yaml"} <= set(reports)
     for rep in reports.values():
         for c in rep.cases:
             if c.predicted is None:

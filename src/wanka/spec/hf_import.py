@@ -2,7 +2,10 @@
 
 Supported architectures (``architectures[0]`` or ``model_type``): Llama / Mistral / Qwen2 / Qwen3
 (dense, gated SiLU FFN), Mixtral (sparse MoE), Qwen2-MoE / Qwen3-MoE, DeepSeek-V2 / V3 (MLA + MoE with
-shared experts and leading dense layers, multi-token prediction).
+shared experts and leading dense layers, multi-token prediction, group-limited routing), GPT-OSS
+(alternating sliding-window / full attention from ``layer_types``, attention sinks), Qwen3-Next
+(Gated DeltaNet linear attention in 3 of 4 layers, gated attention); ``layer_types`` of any
+supported architecture become ``layer_pattern``.
 
 The sequence length is the model's *pre-training* context: ``rope_scaling.original_max_position_embeddings``
 when the config extends the context with YaRN/linear scaling (DeepSeek-V3: 4096), else
@@ -39,6 +42,8 @@ _FAMILY = {
     "Qwen3MoeForCausalLM": "qwen_moe",
     "DeepseekV2ForCausalLM": "deepseek",
     "DeepseekV3ForCausalLM": "deepseek",
+    "GptOssForCausalLM": "gpt_oss",
+    "Qwen3NextForCausalLM": "qwen_moe",
 }
 _MODEL_TYPES = {
     "llama": "LlamaForCausalLM",
@@ -50,6 +55,8 @@ _MODEL_TYPES = {
     "qwen3_moe": "Qwen3MoeForCausalLM",
     "deepseek_v2": "DeepseekV2ForCausalLM",
     "deepseek_v3": "DeepseekV3ForCausalLM",
+    "gpt_oss": "GptOssForCausalLM",
+    "qwen3_next": "Qwen3NextForCausalLM",
 }
 SUPPORTED_ARCHITECTURES = tuple(sorted(_FAMILY))
 # The gated FFN of these families is act(x W_gate) * (x W_up) W_down; with SiLU that is SwiGLU.
@@ -129,7 +136,7 @@ def _seq_len(cfg: _Cfg, override: int | None) -> int:
 
 def _moe_block(cfg: _Cfg, family: str, n_layers: int) -> tuple[dict[str, Any] | None, str]:
     """The ``moe`` mapping and a note on anything approximated."""
-    if family == "mixtral":
+    if family in ("mixtral", "gpt_oss"):
         return {
             "n_experts": cfg.int("num_local_experts"),
             "top_k": cfg.int("num_experts_per_tok"),
@@ -176,6 +183,84 @@ def _moe_block(cfg: _Cfg, family: str, n_layers: int) -> tuple[dict[str, Any] | 
     return None, ""
 
 
+# ------------------------------------------------ layer patterns, sinks, hybrid mixers, routing groups
+# Hugging Face ``layer_types`` names (transformers' ``layer_type_validation``) -> ModelSpec mixers.
+_LAYER_TYPES = {
+    "full_attention": "global",
+    "sliding_attention": "sliding",
+    "chunked_attention": "chunked",
+    "linear_attention": "linear",
+    "mamba": "ssm",
+}
+# Architectures whose every attention layer carries a learned sink logit per head (GPT-OSS model card).
+_SINK_ARCHS = frozenset({"GptOssForCausalLM"})
+# Architectures whose full-attention output is gated by a projection of x (Qwen3-Next "gated attention").
+_GATED_ATTENTION_ARCHS = frozenset({"Qwen3NextForCausalLM"})
+
+
+def _period(kinds: list[str]) -> list[str]:
+    """The shortest prefix whose cyclic repetition gives ``kinds``."""
+    n = len(kinds)
+    for p in range(1, n + 1):
+        if all(kinds[i] == kinds[i % p] for i in range(n)):
+            return kinds[:p]
+    return kinds
+
+
+def _layer_types(cfg: _Cfg, n_layers: int) -> list[str] | None:
+    """The per-layer mixers from ``layer_types`` or Qwen3-Next's ``full_attention_interval``."""
+    raw = cfg.data.get("layer_types")
+    if raw is not None:
+        if not isinstance(raw, list) or len(raw) != n_layers or not all(isinstance(t, str) for t in raw):
+            raise cfg._err("layer_types", f"must be a list of num_hidden_layers = {n_layers} layer-type names")
+        bad = sorted({t for t in raw if t not in _LAYER_TYPES})
+        if bad:
+            raise cfg._err("layer_types", f"unsupported layer type(s) {bad}; supported: {', '.join(_LAYER_TYPES)}")
+        return [_LAYER_TYPES[t] for t in raw]
+    if cfg.has("full_attention_interval") and cfg.has("linear_num_value_heads"):
+        k = cfg.int("full_attention_interval")
+        return ["global" if (i + 1) % k == 0 else "linear" for i in range(n_layers)]
+    return None
+
+
+def _layer_mix(cfg: _Cfg, arch: str, spec: dict[str, Any]) -> str:
+    """Add layer pattern, window, sinks, linear-attention and routing-group fields to ``spec``;
+    returns a note on anything inferred."""
+    note = ""
+    kinds = _layer_types(cfg, int(spec["n_layers"]))
+    uses_window = cfg.data.get("use_sliding_window") is not False
+    if kinds is None and uses_window and cfg.has("sliding_window") and _FAMILY[arch] in ("dense", "mixtral"):
+        kinds = ["sliding"] * int(spec["n_layers"])  # Mistral-style: every layer windowed
+    if kinds is not None and set(kinds) != {"global"}:
+        spec["layer_pattern"] = _period(kinds)
+        if "sliding" in kinds:
+            spec["sliding_window"] = cfg.int("sliding_window")
+        if "chunked" in kinds:
+            spec["attention_chunk"] = cfg.int("attention_chunk_size")
+        if "linear" in kinds:
+            spec["linear_attention"] = {
+                "kind": "gated_deltanet",
+                "n_qk_heads": cfg.int("linear_num_key_heads"),
+                "n_v_heads": cfg.int("linear_num_value_heads"),
+                "qk_head_dim": cfg.int("linear_key_head_dim"),
+                "v_head_dim": cfg.int("linear_value_head_dim"),
+                "conv_kernel": cfg.int("linear_conv_kernel_dim", 4),
+            }
+    if arch in _SINK_ARCHS:
+        spec["attention_sinks"] = True
+    if arch in _GATED_ATTENTION_ARCHS:
+        spec["attention_output_gate"] = True
+    moe = spec.get("moe")
+    if moe is not None and cfg.int("n_group", 1) > 1:
+        moe["n_groups"] = cfg.int("n_group")
+        moe["topk_groups"] = cfg.int("topk_group", moe["n_groups"])
+        note += (
+            f"group-limited routing: experts in {moe['n_groups']} groups, a token picks from {moe['topk_groups']}; "
+            "with one group per node this is node-limited routing (DeepSeek-V3 Sec. 2.1.2, M = topk_group). "
+        )
+    return note
+
+
 def model_from_hf_config(
     data: Any, *, name: str | None = None, seq_len: int | None = None, source: str | None = None
 ) -> ModelSpec:
@@ -219,6 +304,7 @@ def model_from_hf_config(
             "v_head_dim": cfg.int("v_head_dim"),
         }
         spec["mtp_layers"] = cfg.int("num_nextn_predict_layers", 0, minimum=0)
+    note += _layer_mix(cfg, arch, spec)
     spec["source"] = f"Hugging Face config.json ({arch})" + (f": {source}" if source else "")
     spec["notes"] = note.strip()
     return parse_model(spec, source)

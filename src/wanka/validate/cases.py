@@ -130,6 +130,14 @@ def _model_block(m: dict[str, Any], cid: str) -> dict[str, Any]:
         "seq_len",
         "tied_embeddings",
         "mtp_layers",
+        # layer patterns and hybrid mixers (ModelSpec fields; issue 18)
+        "layer_pattern",
+        "sliding_window",
+        "attention_chunk",
+        "attention_sinks",
+        "attention_output_gate",
+        "linear_attention",
+        "ssm",
     )
     out: dict[str, Any] = {"name": cid}
     for k, v in m.items():
