@@ -18,7 +18,7 @@ import yaml
 
 from wanka.engine import StepResult, estimate_step
 from wanka.errors import InfeasibleError, SpecError, WankaError
-from wanka.report.picker import pick_strategy
+from wanka.service import assess, choose_strategy
 from wanka.spec import Scenario, load_scenario, parse_scenario
 
 __all__ = ["OPTIMISTIC_LIMIT", "ClaimResult", "Verdict", "evaluate_claims", "judge", "load_claims"]
@@ -115,28 +115,22 @@ class _Runs:
         """The scenario's job through the engine; a picked strategy when the preset's cannot run."""
         key = s.model_dump_json()
         if key not in self._steps:
+            a = assess(s, ("engine",))
+            if a.step is None:
+                raise InfeasibleError(a.errors.get("engine", f"{s.name}: the engine gave no result"))
             note = None
-            try:
-                if s.parallel is None:
-                    raise InfeasibleError("no strategy")
-                r = estimate_step(s)
-            except InfeasibleError as e:
-                p = pick_strategy(s)
-                note = f"preset strategy cannot run ({e}); picked {_strat(p.strategy)}"
-                s = p.scenario
-                r = estimate_step(s)
-            self._steps[key] = (s, r, note)
+            if a.strategy is not None and a.strategy.searched:
+                r0 = a.step.strategy
+                why = f"preset strategy cannot run ({a.strategy.why})" if a.strategy.why else "no preset strategy"
+                note = f"{why}; wanka search picked {_strat(r0)}"
+            self._steps[key] = (a.scenario, a.step, note)
         return self._steps[key]
 
     def campaign(self, s: Scenario, r: StepResult) -> Any:
-        from wanka.ops import simulate_campaign
-
-        data = s.model_dump(mode="python")
-        data["campaign_days"] = None  # until the tokens are trained
-        s2 = parse_scenario(data, source=s.name)
-        return simulate_campaign(
-            s2, step_time_s=r.step_time_s, tokens_per_step=r.tokens_per_step, seed=self.seed, replicas=_REPLICAS
-        )
+        a = assess(s, ("engine", "ops"), seed=self.seed, replicas=_REPLICAS, until_trained=True)
+        if a.campaign is None:
+            raise WankaError(a.errors.get("ops") or a.errors.get("engine") or "no campaign")
+        return a.campaign
 
 
 def _strat(st: dict[str, Any]) -> str:
@@ -351,11 +345,11 @@ def _cards_for_job(c: dict[str, Any], runs: _Runs) -> ClaimResult:
         data["training"] = {**data["training"], "precision": prec}
         s = parse_scenario(data, source=f"claim {c['id']}")
         try:
-            p = pick_strategy(s)
+            picked, _choice = choose_strategy(s)
         except InfeasibleError as e:
             arith.append(f"{prec}: no strategy runs ({e})")
             continue
-        r = estimate_step(p.scenario)
+        r = estimate_step(picked)
         d = r.time_to_train_s / DAY
         arith.append(
             f"{prec} on {cl['nodes'] * cl['gpus_per_node']:,} x {cl['accelerator']} ({_strat(r.strategy)}, "
