@@ -15,19 +15,7 @@ from wanka.report.i18n import label
 from wanka.report.plots import Plot, compare_plots
 from wanka.report.summary import summary_rows
 
-__all__ = ["render_compare_html"]
-
-_ORIGIN_ZH = {
-    "preset": "预置",
-    "engine": "引擎",
-    "ops": "运维",
-    "storage": "存储",
-    "network": "网络",
-    "facility": "机房",
-    "infra": "基础设施",
-    "report": "报告",
-}
-
+__all__ = ["render_compare_body", "render_compare_html"]
 
 _TERMS = "高效训练 · 长稳可靠 · 有效训练时长 · 线性加速比 · 四层一域"
 
@@ -78,8 +66,11 @@ def _plots(plots: list[Plot], lang: str) -> str:
     return "\n".join(out)
 
 
-def _definitions(cmp: Comparison) -> str:
-    return "<dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in cmp.definitions.items()) + "</dl>"
+def _definitions(cmp: Comparison, lang: str) -> str:
+    from wanka.report.i18n import definition
+
+    items = [definition(k, v, lang) for k, v in cmp.definitions.items()]
+    return "<dl>" + "".join(f"<dt>{_e(t)}</dt><dd>{_e(d)}</dd>" for t, d in items) + "</dl>"
 
 
 def _assumptions(cmp: Comparison, lang: str) -> str:
@@ -87,8 +78,12 @@ def _assumptions(cmp: Comparison, lang: str) -> str:
     for c in cmp.clusters:
         items = []
         for a in c.assumptions:
-            tag = _ORIGIN_ZH.get(a.origin, a.origin) if lang == "zh" else a.origin
-            items.append(f'<li><span class="origin {_e(a.origin)}">{_e(tag)}</span>{_e(a.text)}</li>')
+            from wanka.report.i18n import origin_label, plain_words
+
+            tag = origin_label(a.origin, lang)
+            items.append(
+                f'<li><span class="origin {_e(a.origin)}">{_e(tag)}</span>{_e(plain_words(a.text, lang))}</li>'
+            )
         out.append(f'<h3>{_e(c.name)}</h3><ul class="assumptions">{"".join(items)}</ul>')
     return "\n".join(out)
 
@@ -99,9 +94,23 @@ def _sources(cmp: Comparison) -> str:
     )
 
 
+def render_compare_body(cmp: Comparison, lang: str) -> str:
+    """The report's sections (conclusion, table, plots, definitions, assumptions, sources) as HTML."""
+    plots = compare_plots(cmp, lang)
+    parts = [
+        f'<section id="summary">{_summary(cmp, lang)}</section>',
+        f'<section id="plots"><h2>{_e(label("section_plots", lang))}</h2>{_plots(plots, lang)}</section>',
+        f'<section id="definitions"><h2>{_e(label("section_definitions", lang))}</h2>{_definitions(cmp, lang)}'
+        "</section>",
+        f'<section id="assumptions"><h2>{_e(label("section_assumptions", lang))}</h2>{_assumptions(cmp, lang)}'
+        "</section>",
+        f'<section id="sources"><h2>{_e(label("section_sources", lang))}</h2>{_sources(cmp)}</section>',
+    ]
+    return "\n".join(parts)
+
+
 def render_compare_html(cmp: Comparison, lang: str) -> str:
     """The whole page for ``cmp`` in ``lang`` (``zh`` or ``en``)."""
-    plots = compare_plots(cmp, lang)
     names = " vs ".join(c.name for c in cmp.clusters)
     if cmp.job_mode == "same":
         job = (
@@ -122,14 +131,6 @@ def render_compare_html(cmp: Comparison, lang: str) -> str:
         title=_e(label("title_compare", lang)),
         subtitle=_e(f"{names} · {job}"),
         css=_template("report.css"),
-        summary=_summary(cmp, lang),
-        plots_title=_e(label("section_plots", lang)),
-        plots=_plots(plots, lang),
-        definitions_title=_e(label("section_definitions", lang)),
-        definitions=_definitions(cmp),
-        assumptions_title=_e(label("section_assumptions", lang)),
-        assumptions=_assumptions(cmp, lang),
-        sources_title=_e(label("section_sources", lang)),
-        sources=_sources(cmp),
+        body=render_compare_body(cmp, lang),
         footer=_e(f"{label('generated_by', lang)} {version} · {_TERMS}"),
     )
