@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from wanka.errors import SpecError
@@ -160,6 +160,8 @@ async def collective(body: CollectiveIn) -> dict[str, Any]:
         if body.scenario is not None:
             cluster = resolve_scenario(body.scenario).cluster
         else:
+            if body.gpus * body.stride > 2_000_000:
+                raise SpecError(f"= {body.gpus} x stride {body.stride}: at most 2,000,000 GPUs", field="gpus")
             nodes = max(1, math.ceil(body.gpus * body.stride / 8))
             cluster = ClusterSpec(
                 name=f"dgx-h100-like-{body.gpus}",
@@ -268,7 +270,7 @@ async def runs(request: Request) -> list[dict[str, Any]]:
 
 
 @router.get("/runs/{run_id}", summary="One run and its points")
-async def run(request: Request, run_id: int) -> dict[str, Any]:
+async def run(request: Request, run_id: int = Path(..., ge=0, le=2**62)) -> dict[str, Any]:
     from wanka.web.runtime import store_call
 
     def get(st: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import anyio
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wanka.errors import InfeasibleError, SpecError, WankaError
@@ -142,7 +143,16 @@ def install_error_handlers(app: FastAPI) -> None:
             errs.append({"loc": list(d.get("loc", ())), "msg": str(d.get("msg", ""))[:500], "type": d.get("type", "")})
         return JSONResponse({"detail": _finite_json(errs)}, status_code=422)
 
+    async def pydantic_error(_: Request, e: Exception) -> JSONResponse:
+        assert isinstance(e, ValidationError)
+        errs = [
+            {"loc": ["body", *d.get("loc", ())], "msg": str(d.get("msg", ""))[:500], "type": d.get("type", "")}
+            for d in e.errors()[:20]
+        ]
+        return JSONResponse({"detail": _finite_json(errs)}, status_code=422)
+
     app.add_exception_handler(WankaError, wanka_error)
+    app.add_exception_handler(ValidationError, pydantic_error)
     app.add_exception_handler(RecursionError, too_deep)
     app.add_exception_handler(RequestValidationError, validation)
 
@@ -181,20 +191,34 @@ class BodyLimit:
                     return
         seen = 0
         too_big = False
+        started = False
 
         async def counted() -> Message:
             nonlocal seen, too_big
+            if too_big:
+                return {"type": "http.disconnect"}
             msg = await receive()
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > self.limit:
                     too_big = True
-                    raise _TooBig
+                    return {"type": "http.disconnect"}
             return msg
 
+        async def guarded(msg: Message) -> None:
+            nonlocal started
+            if too_big:
+                return  # the app's own reply to the cut-off body is replaced by the 413
+            if msg["type"] == "http.response.start":
+                started = True
+            await send(msg)
+
         try:
-            await self.app(scope, counted, send)
-        except _TooBig:
+            await self.app(scope, counted, guarded)
+        except Exception:
+            if not too_big:
+                raise
+        if too_big and not started:
             await self._reject(send)
 
     async def _reject(self, send: Send) -> None:
@@ -209,8 +233,6 @@ class BodyLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooBig(Exception):
-    pass
 
 
 # ---------------------------------------------------------------- run store
