@@ -302,6 +302,11 @@ async def home() -> RedirectResponse:
     return RedirectResponse("/planner", status_code=307)
 
 
+@router.get("/favicon.ico")
+async def favicon() -> RedirectResponse:
+    return RedirectResponse("/static/favicon.svg", status_code=301)
+
+
 @router.get("/planner", response_class=HTMLResponse)
 async def planner(request: Request) -> HTMLResponse:
     q = {k: v[:200] for k, v in request.query_params.items()}
