@@ -97,6 +97,19 @@ def test_ten_megabyte_body_is_a_413(client: Any) -> None:
     assert r.status_code == 413
 
 
+def test_hostile_forms(client: Any) -> None:
+    for body in (b"a=1&" * 100, b"preset=/etc/passwd", b"%%%", b"cluster.nodes=1e999", b"\xff" * 1000, b""):
+        t0 = time.perf_counter()
+        r = client.post(
+            "/runs/save",
+            content=body,
+            headers={"content-type": "application/x-www-form-urlencoded"},
+            follow_redirects=False,
+        )
+        _ok(r, t0)
+        assert r.status_code in (303, 422), (body[:20], r.status_code)
+
+
 def test_hostile_query_strings(client: Any) -> None:
     for url in (
         "/api/catalog?kind=" + "x" * 10000,

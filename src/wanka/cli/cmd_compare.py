@@ -70,9 +70,10 @@ def compare_cmd(
         replicas=replicas,
     )
     if html is not None:
+        from wanka.report.claims import evaluate_claims
         from wanka.report.html import render_compare_html
 
-        page = render_compare_html(cmp, lg)
+        page = render_compare_html(cmp, lg, claims=evaluate_claims(seed=seed))
         write_text_atomic(html, page, field="--html")
     if json_out:
         d = cmp.to_dict()

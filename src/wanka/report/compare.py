@@ -112,11 +112,13 @@ class Comparison:
     job_model: str | None
     clusters: tuple[ClusterReport, ...]
     definitions: dict[str, str]
+    story: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "job_mode": self.job_mode,
             "job_model": self.job_model,
+            "story": dict(self.story),
             "definitions": dict(self.definitions),
             "clusters": [c.to_dict() for c in self.clusters],
         }
@@ -450,8 +452,12 @@ def compare(
     batch_tokens: float = DEFAULT_BATCH_TOKENS,
     seed: int = 0,
     replicas: int = MC_REPLICAS,
+    story: bool = True,
 ) -> Comparison:
-    """Side-by-side reports of ``scenarios`` (see the module docstring for the job rule)."""
+    """Side-by-side reports of ``scenarios`` (see the module docstring for the job rule).
+
+    ``story``: also compute the what-ifs of :mod:`wanka.report.story` on the largest cluster.
+    """
     from wanka.report.scaling import DEFINITION
 
     if len(scenarios) < 1:
@@ -480,7 +486,7 @@ def compare(
                 pass
             moved = job_on(s, model=model, training=tr, note=note)
             reports.append(cluster_report(moved, seed=seed, replicas=replicas))
-        return Comparison("same", model.name, tuple(reports), defs)
+        return Comparison("same", model.name, tuple(reports), defs, _story(reports) if story else {})
     with_job = [s for s in scenarios if s.model is not None and s.training is not None]
     if len(with_job) != len(scenarios):
         bad = next(s.name for s in scenarios if s not in with_job)
@@ -488,4 +494,11 @@ def compare(
     largest = max(scenarios, key=lambda x: x.cluster.accelerators)
     for s in scenarios:
         reports.append(cluster_report(s, same_as=largest, seed=seed, replicas=replicas))
-    return Comparison("own", None, tuple(reports), defs)
+    return Comparison("own", None, tuple(reports), defs, _story(reports) if story else {})
+
+
+def _story(reports: list[ClusterReport]) -> dict[str, Any]:
+    from wanka.report.story import build_story
+
+    big = max(reports, key=lambda c: c.scale["accelerators"])
+    return build_story(parse_scenario(big.spec, source=big.name), reports)

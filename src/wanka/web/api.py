@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from wanka.errors import SpecError
 from wanka.service import assess
 from wanka.web.inputs import resolve_scenario
-from wanka.web.runtime import offload, plan_cached
+from wanka.web.runtime import offload, plan_json
 
 __all__ = ["router"]
 
@@ -80,9 +80,15 @@ def _scenario(body: ScenarioIn) -> Any:
 
 
 # ---------------------------------------------------------------- compute endpoints
-@router.post("/plan", summary="Step time, breakdown, memory, MFU of the job (engine), with checkpoint I/O")
-async def plan(body: ScenarioIn) -> dict[str, Any]:
-    return await offload(lambda: plan_cached(_scenario(body), body.preset))
+@router.post(
+    "/plan",
+    summary="Step time, breakdown, memory, MFU of the job (engine), with checkpoint I/O",
+    response_class=Response,
+    responses={200: {"content": {"application/json": {}}}},
+)
+async def plan(body: ScenarioIn) -> Response:
+    data = await offload(lambda: plan_json(_scenario(body), body.preset))
+    return Response(data, media_type="application/json")
 
 
 @router.post("/reliability", summary="Failures, MTBF, checkpoints, ETTR and wall clock (engine → ops)")

@@ -92,7 +92,7 @@ def resolve_scenario(ref: Any, overrides: Mapping[str, Any] | None = None, field
         name = _preset_name(ref, field, list_presets(), "scenario preset")
         if not overrides:
             return _preset(name)
-        data: dict[str, Any] = {"base": name}
+        data: dict[str, Any] = _preset(name).model_dump(mode="python")  # the parsed preset: no file read
     elif isinstance(ref, Mapping):
         data = dict(ref)
         if "base" in data:

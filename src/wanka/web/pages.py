@@ -143,7 +143,9 @@ def _planner_view(q: dict[str, str], lang: str) -> dict[str, Any]:
     ctx["space"] = space
     ctx["yaml"] = dump_yaml(sc)
     ctx["errors"] = a.errors
-    ctx["assumptions"] = [(label(x.origin, lang) if x.origin != "service" else x.origin, x.text) for x in a.assumptions]
+    from wanka.report.i18n import origin_label, plain_words
+
+    ctx["assumptions"] = [(origin_label(x.origin, lang), plain_words(x.text, lang)) for x in a.assumptions]
     ctx["origins"] = [x.origin for x in a.assumptions]
     L = lambda k: label(k, lang)  # noqa: E731
     step = a.step
@@ -318,11 +320,18 @@ async def planner(request: Request) -> HTMLResponse:
 
 @router.post("/runs/save")
 async def save(request: Request) -> RedirectResponse:
+    from urllib.parse import parse_qsl
+
     from wanka.web.inputs import resolve_scenario
     from wanka.web.runtime import save_plan_run
 
-    form = await request.form()
-    q = {k: str(v)[:200] for k, v in form.items()}
+    raw = (await request.body()).decode("utf-8", errors="replace")  # urlencoded form, bounded by BodyLimit
+    try:
+        q = {k: v[:200] for k, v in parse_qsl(raw, max_num_fields=64)}
+    except ValueError as e:
+        from wanka.errors import SpecError
+
+        raise SpecError(f"malformed form: {e}", field="form") from None
     over, strategy, space = _knob_values(q)
     if strategy == "search":
         over.update(parallel=None, job_gpus=None)
@@ -347,6 +356,17 @@ async def runs(request: Request) -> HTMLResponse:
 
 
 # ---------------------------------------------------------------- compare and claims
+_CLAIMS: list[Any] = []
+
+
+def _claims() -> list[Any]:
+    """The article's claims, evaluated once per server (they depend on nothing the client sends)."""
+    from wanka.report.claims import evaluate_claims
+
+    if not _CLAIMS:
+        _CLAIMS.extend(evaluate_claims())
+    return list(_CLAIMS)
+
 @router.get("/compare", response_class=HTMLResponse)
 async def compare_page(request: Request) -> HTMLResponse:
     from wanka.spec import list_model_presets, list_presets
@@ -371,7 +391,7 @@ async def compare_page(request: Request) -> HTMLResponse:
             cmp = compare(scs, job=job, replicas=PAGE_REPLICAS)
         except WankaError as e:
             return {"error": str(e), "body": ""}
-        return {"error": None, "body": Markup(render_compare_body(cmp, lang))}
+        return {"error": None, "body": Markup(render_compare_body(cmp, lang, claims=_claims()))}
 
     ctx = await offload(run, limit_s=120.0, cache_key=("compare-page", a, b, job, lang))
     return _render(
@@ -390,10 +410,5 @@ async def compare_page(request: Request) -> HTMLResponse:
 @router.get("/claims", response_class=HTMLResponse)
 async def claims_page(request: Request) -> HTMLResponse:
 
-    def run() -> list[dict[str, Any]]:
-        from wanka.report.claims import evaluate_claims
-
-        return [r.to_dict() for r in evaluate_claims()]
-
-    rows = await offload(run, limit_s=120.0, cache_key=("claims", ()))
+    rows = await offload(lambda: [r.to_dict() for r in _claims()], limit_s=120.0)
     return _render(request, "claims.html", claims=rows)

@@ -85,6 +85,11 @@ async def offload(fn: Callable[[], T], *, limit_s: float = LIMIT_S, cache_key: H
 
 def plan_cached(s: Scenario, preset: str = "quick") -> dict[str, Any]:
     """The plan of ``s`` (engine and checkpoint I/O) as JSON-ready data, cached per scenario."""
+    return json.loads(plan_json(s, preset))
+
+
+def plan_json(s: Scenario, preset: str = "quick") -> bytes:
+    """:func:`plan_cached` as encoded JSON (what the plan endpoint sends), cached per scenario."""
     from wanka.service import assess
 
     key = ("plan", s.model_dump_json(), preset)
@@ -94,9 +99,9 @@ def plan_cached(s: Scenario, preset: str = "quick") -> dict[str, Any]:
     a = assess(s, ("engine", "storage"), preset=preset)
     if a.step is None:
         raise InfeasibleError(a.errors.get("engine", "the engine gave no result"))
-    d = a.to_dict()
-    _cache_put(key, d)
-    return d
+    out = json.dumps(a.to_dict(), ensure_ascii=False, allow_nan=False).encode()
+    _cache_put(key, out)
+    return out
 
 
 # ---------------------------------------------------------------- errors
