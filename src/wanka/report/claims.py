@@ -9,7 +9,7 @@ infrastructure layer counts and peaks. Every result carries its arithmetic and a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -71,6 +71,7 @@ class ClaimResult:
     explanation: str
     arithmetic: tuple[str, ...]
     values: dict[str, Any] = field(default_factory=dict)
+    explanation_zh: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +80,7 @@ class ClaimResult:
             "computed": self.computed,
             "verdict": self.verdict,
             "explanation": self.explanation,
+            "explanation_zh": self.explanation_zh,
             "factor": self.factor,
             "direction": self.direction,
             "quote": self.quote,
@@ -564,5 +566,86 @@ def evaluate_claims(*, seed: int = 0, only: list[str] | None = None) -> list[Cla
         fn = _KINDS.get(kind)
         if fn is None:
             raise SpecError(f"= {kind!r}: unknown kind; known: {', '.join(_KINDS)}", field=f"{c['id']}.evaluate.kind")
-        out.append(fn(c, runs))
+        r = fn(c, runs)
+        out.append(replace(r, explanation_zh=explain_zh(kind, r, c["evaluate"])))
     return out
+
+
+# ---------------------------------------------------------------- Chinese explanations
+_WHAT_ZH = {
+    "time_on_peak": "训练时间",
+    "time_at_peak_range": "训练时间",
+    "campaign_time": "训练时长",
+    "cards_for_job": "卡数",
+}
+
+
+def _verdict_zh(r: ClaimResult, what: str) -> str:
+    f = r.factor
+    if r.verdict == "consistent":
+        return f"一致：计算的{what}落在文章数字的范围内（×{f or 1:.2f}）"
+    if r.direction == "article-favourable":
+        word = "偏乐观" if r.verdict == "optimistic" else "不一致"
+        return f"{word}：文章的{what}比计算结果有利 {f or 0:.1f} 倍"
+    return f"不一致：文章的{what}比计算结果保守（不利）{f or 0:.1f} 倍"
+
+
+def _days_zh(d: float) -> str:
+    return f"{d:,.0f} 天（{d / YEAR_DAYS:.2f} 年）" if d >= 365 else f"{d:,.1f} 天"
+
+
+def explain_zh(kind: str, r: ClaimResult, ev: dict[str, Any]) -> str:
+    """The explanation of ``r`` in Chinese, from the same numbers as the English one."""
+    v = r.values
+    head = _verdict_zh(r, _WHAT_ZH.get(kind, "数字"))
+    if kind == "time_on_peak" and "days" in v:
+        return (
+            f"{head}。按引擎给出的 {v['mfu']:.0%} MFU，1,000 PFLOPS 需要 {_days_zh(v['days'])}；"
+            f"三年意味着 MFU 只有 {v['implied_mfu']:.0%}，若 15 TB 指 15 万亿 token（每 token 1 字节）"
+            f"则约为 {4 * v['implied_mfu']:.0%}。"
+        )
+    if kind == "time_at_peak_range" and "days" in v:
+        need = list(v["peak_needed_flops"].values())
+        return (
+            f"{head}。10,000 PFLOPS 在 {v['mfu']:.0%} MFU 下 {_days_zh(v['days'])} 完成；两周需要 "
+            f"{need[0] / 1e15:,.0f} PFLOPS，一个月需要 {need[-1] / 1e15:,.0f} PFLOPS。文章的两处数字彼此不一致："
+            f"1,000P 需三年意味着 10,000P 需约 {YEAR_DAYS * 3 / 10:,.0f} 天，而不是 14–30 天。"
+        )
+    if kind == "campaign_time" and "days_wall" in v:
+        return (
+            f"{head}：含故障的墙钟时间 {_days_zh(v['days_wall'])}（稳态 {_days_zh(v['days_steady'])}，MFU "
+            f"{v['mfu']:.0%}，每日 {v['failures_per_day']:.1f} 次中断，有效训练时长 ETTR {v['ettr']:.0%}）；"
+            "输入来自传闻（SemiAnalysis 2023），见预置的假设。"
+        )
+    if kind == "cards_for_job":
+        if "cards_needed" not in v:
+            return "不一致：在文章给出的集群上，该任务的任何并行策略都放不下。"
+        return (
+            f"{head}：1,000 张 H100 需要 {_days_zh(v['days_on_claimed_cards'])}（{v['precision'].upper()}），"
+            f"要在 {float(ev['claimed_days']):g} 天内完成约需 {v['cards_needed']:,.0f} 张 H100。"
+        )
+    if kind == "scale_point":
+        lo, hi = _range(ev["claimed"])
+        claim = f"{lo:,.0f}" if lo == hi else f"{lo:,.0f}–{hi:,.0f}"
+        tail = ""
+        if "ettr" in v:
+            tail = (
+                f"在这个规模下，其训练任务每日 {v['failures_per_day']:.1f} 次中断，任务级 MTBF "
+                f"{v['job_mtbf_s'] / 3600:.1f} 小时，有效训练时长 ETTR {v['ettr']:.0%}（长稳可靠）。"
+            )
+        word = {"consistent": "一致", "optimistic": "偏乐观", "inconsistent": "不一致"}.get(r.verdict, r.verdict)
+        return f"{word}：预置模型含 {v['accelerators']:,} 张加速卡，文章为 {claim}。{tail}"
+    if kind == "speedup" and "speedup" in v:
+        return (
+            f"规模带来的加速至多是线性的：卡数 {v['gpu_ratio']:,.0f} 倍 × 单卡峰值 {v['peak_ratio']:.1f} 倍 × "
+            f"效率 {v['efficiency']:.2f} = {v['speedup']:,.0f} 倍，并非“指数级”。"
+        )
+    if kind == "silent":
+        return (
+            f"文章宣称有 {ev.get('count', '')} 大核心原则，但冒号后没有列出任何一条；wanka 不替它编造。"
+            "文中其他地方提到的：高效训练 → wanka.engine（MFU、线性加速比）；"
+            "长稳可靠 → wanka.ops（每日故障、MTBF、ETTR）。"
+        )
+    if kind == "layer_map":
+        return f"四层一域是架构而非数字；每一层对应一个 wanka 包，并给出它为 {r.scenario} 计算的一个数字。"
+    return r.explanation

@@ -62,7 +62,7 @@ def claims_renderable(results: list[ClaimResult], lang: str) -> RenderableType:
     parts: list[RenderableType] = [t]
     for r in results:
         parts.append(Text(f"\n{r.id} — {label(r.verdict, lang)}", style="bold"))
-        parts.append(Text(r.explanation))
+        parts.append(Text(r.explanation_zh if lang == "zh" and r.explanation_zh else r.explanation))
         for line in r.arithmetic:
             parts.append(Text(f"  {line}", style="dim"))
     return Group(*parts)
