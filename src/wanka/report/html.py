@@ -17,7 +17,7 @@ from wanka.report.plots import Plot, compare_plots
 from wanka.report.summary import fmt_duration, fmt_energy, fmt_pct, fmt_power, fmt_usd, summary_rows
 from wanka.units import format_bytes
 
-__all__ = ["render_compare_body", "render_compare_html"]
+__all__ = ["conclusion_text", "render_claims", "render_compare_body", "render_compare_html", "render_story"]
 
 _TERMS = "高效训练 · 长稳可靠 · 有效训练时长 · 线性加速比 · 四层一域"
 
@@ -157,7 +157,10 @@ def _ratio(a: Any, b: Any) -> float | None:
         return None
 
 
-def _conclusion(st: dict[str, Any], lang: str) -> str:
+def conclusion_text(st: dict[str, Any], lang: str) -> str:
+    """The conclusion of a comparison's story as plain text in ``lang`` (empty without a story)."""
+    if not st:
+        return ""
     h = st["headline"]
     f, t = h["from"], h["to"]
     n = _ratio(t["accelerators"], f["accelerators"])
@@ -205,7 +208,11 @@ def _conclusion(st: dict[str, Any], lang: str) -> str:
             f"{fmt_power(t['facility_power_w'])}.",
         )
     )
-    return "<p>" + " ".join(_e(p) for p in parts) + "</p>"
+    return ("" if lang == "zh" else " ").join(parts)
+
+
+def _conclusion(st: dict[str, Any], lang: str) -> str:
+    return "<p>" + _e(conclusion_text(st, lang)) + "</p>"
 
 
 def _strat_text(st: dict[str, Any]) -> str:

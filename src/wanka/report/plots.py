@@ -110,7 +110,10 @@ def compare_plots(cmp: Comparison, lang: str) -> list[Plot]:
             if note is not None:
                 ax.text(1.01, j, note, va="center")
         ax.set_xlim(0, xlim)
-        ax.set_xlabel(L(xlabel))
+        ax.set_xlabel(L(xlabel) + " (%)")
+        from matplotlib.ticker import PercentFormatter  # type: ignore[import-not-found, unused-ignore]
+
+        ax.xaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
         ax.invert_yaxis()
         ax.legend(ncol=ncol, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(names) < 3 else -0.2))
         ax.set_title(L(f"plot_{kind}"))

@@ -33,7 +33,13 @@ def compare_renderable(cmp: Comparison, lang: str, *, assumptions: bool = True) 
             t.add_row(Text(r.label, style="bold"), *[""] * len(cmp.clusters))
         else:
             t.add_row("  " * r.indent + r.label, *r.values)
-    parts: list[RenderableType] = [t]
+    from wanka.report.html import conclusion_text
+
+    parts: list[RenderableType] = []
+    text = conclusion_text(cmp.story, lang)
+    if text:
+        parts += [Text(text), Text("")]
+    parts.append(t)
     for c in cmp.clusters:
         for k, v in c.errors.items():
             parts.append(Text(f"{c.name}: {k} n/a — {v}", style="yellow"))
