@@ -158,6 +158,7 @@ def test_every_claim_is_explained_in_chinese(results: dict) -> None:  # type: ig
 
     for cid, r in results.items():
         assert re.search(r"[\u4e00-\u9fff]", r.explanation_zh), cid
+        assert r.computed_zh and "days" not in r.computed_zh, cid
     # the same numbers as the English explanation
     r = results["article-500b-1000p"]
     assert f"{r.values['days']:,.1f}" in r.explanation_zh and f"{r.values['days']:,.1f}" in r.explanation

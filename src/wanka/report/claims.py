@@ -72,6 +72,7 @@ class ClaimResult:
     arithmetic: tuple[str, ...]
     values: dict[str, Any] = field(default_factory=dict)
     explanation_zh: str = ""
+    computed_zh: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +82,7 @@ class ClaimResult:
             "verdict": self.verdict,
             "explanation": self.explanation,
             "explanation_zh": self.explanation_zh,
+            "computed_zh": self.computed_zh,
             "factor": self.factor,
             "direction": self.direction,
             "quote": self.quote,
@@ -567,7 +569,8 @@ def evaluate_claims(*, seed: int = 0, only: list[str] | None = None) -> list[Cla
         if fn is None:
             raise SpecError(f"= {kind!r}: unknown kind; known: {', '.join(_KINDS)}", field=f"{c['id']}.evaluate.kind")
         r = fn(c, runs)
-        out.append(replace(r, explanation_zh=explain_zh(kind, r, c["evaluate"])))
+        ev = c["evaluate"]
+        out.append(replace(r, explanation_zh=explain_zh(kind, r, ev), computed_zh=computed_zh(kind, r, ev)))
     return out
 
 
@@ -649,3 +652,31 @@ def explain_zh(kind: str, r: ClaimResult, ev: dict[str, Any]) -> str:
     if kind == "layer_map":
         return f"四层一域是架构而非数字；每一层对应一个 wanka 包，并给出它为 {r.scenario} 计算的一个数字。"
     return r.explanation
+
+
+def computed_zh(kind: str, r: ClaimResult, ev: dict[str, Any]) -> str:
+    """The computed figure of ``r`` in Chinese (the same numbers as ``r.computed``)."""
+    v = r.values
+    if kind == "time_on_peak" and "days" in v:
+        return f"{_days_zh(v['days'])}（MFU {v['mfu']:.0%}）"
+    if kind == "time_at_peak_range" and "days" in v:
+        return f"{float(ev['peak_pflops']):,.0f} PFLOPS 上 {_days_zh(v['days'])}（MFU {v['mfu']:.0%}）"
+    if kind == "campaign_time" and "days_wall" in v:
+        return f"含故障 {_days_zh(v['days_wall'])}（稳态 {_days_zh(v['days_steady'])}，MFU {v['mfu']:.0%}）"
+    if kind == "cards_for_job" and "cards_needed" in v:
+        return (
+            f"{float(ev['claimed_cards']):,.0f} 张：{_days_zh(v['days_on_claimed_cards'])}；"
+            f"{float(ev['claimed_days']):g} 天需 {v['cards_needed']:,.0f} 张"
+        )
+    if kind == "scale_point" and "accelerators" in v:
+        return f"{v['accelerators']:,} 张加速卡，{v['peak_flops'] / 1e15:,.0f} PFLOPS"
+    if kind == "speedup" and "speedup" in v:
+        return (
+            f"卡数 {v['gpu_ratio']:,.0f} 倍 × 单卡峰值 {v['peak_ratio']:.1f} 倍，快 {v['speedup']:,.0f} 倍"
+            f"（效率 {v['efficiency']:.2f}）"
+        )
+    if kind == "silent":
+        return "无可计算：原则未列出"
+    if kind == "layer_map":
+        return "五个层/域均已对应"
+    return r.computed

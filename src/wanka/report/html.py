@@ -461,8 +461,9 @@ def render_claims(results: list[Any], lang: str) -> str:
         v = label(d["verdict"], lang) + (f" ×{d['factor']:.2g}" if d.get("factor") else "")
         expl = d.get("explanation_zh") if lang == "zh" and d.get("explanation_zh") else d["explanation"]
         stmt = d["quote"] if lang == "zh" else d["statement"]
+        comp = d.get("computed_zh") if lang == "zh" and d.get("computed_zh") else d["computed"]
         rows.append(
-            f"<tr><td>{_e(stmt)}</td><td>{_e(d['computed'])}</td>"
+            f"<tr><td>{_e(stmt)}</td><td>{_e(comp)}</td>"
             f"<td><span class='verdict {_e(d['verdict'])}'>{_e(v)}</span></td><td>{_e(expl)}</td></tr>"
         )
     head = "".join(f"<th>{_e(label(k, lang))}</th>" for k in ("statement", "computed", "verdict", "explanation"))

@@ -96,6 +96,7 @@ _LABELS: dict[str, tuple[str, str]] = {
     "statement": ("原文", "statement"),
     "computed": ("计算结果", "computed"),
     "explanation": ("说明", "explanation"),
+    "arithmetic": ("计算过程（英文）", "arithmetic"),
     "consistent": ("一致", "consistent"),
     "optimistic": ("偏乐观", "optimistic"),
     "inconsistent": ("不一致", "inconsistent"),

@@ -63,7 +63,10 @@ def claims_renderable(results: list[ClaimResult], lang: str) -> RenderableType:
     for r in results:
         v = label(r.verdict, lang) + (f" ×{r.factor:.2g}" if r.factor is not None else "")
         t.add_row(
-            r.id, r.quote if lang == "zh" else r.statement, r.computed, Text(v, style=_VERDICT_STYLE.get(r.verdict, ""))
+            r.id,
+            r.quote if lang == "zh" else r.statement,
+            r.computed_zh if lang == "zh" and r.computed_zh else r.computed,
+            Text(v, style=_VERDICT_STYLE.get(r.verdict, "")),
         )
     parts: list[RenderableType] = [t]
     for r in results:
