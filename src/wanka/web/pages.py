@@ -377,23 +377,27 @@ async def compare_page(request: Request) -> HTMLResponse:
     b = q.get("b", "meta-24k-h100-roce")
     job = q.get("job") or None
 
-    def run() -> dict[str, Any]:
+    def run() -> Any:
+        from wanka.errors import SpecError
         from wanka.report.compare import compare
-        from wanka.report.html import render_compare_body
         from wanka.web.inputs import resolve_scenario
 
         try:
             if job is not None and job not in list_model_presets():
-                from wanka.errors import SpecError
-
                 raise SpecError(f"= {job[:40]!r}: must be a model preset name", field="job")
             scs = [resolve_scenario(a, field="a"), resolve_scenario(b, field="b")]
-            cmp = compare(scs, job=job, replicas=PAGE_REPLICAS)
+            return compare(scs, job=job, replicas=PAGE_REPLICAS)
         except WankaError as e:
-            return {"error": str(e), "body": ""}
-        return {"error": None, "body": Markup(render_compare_body(cmp, lang, claims=_claims()))}
+            return str(e)
 
-    ctx = await offload(run, limit_s=120.0, cache_key=("compare-page", a, b, job, lang))
+    from wanka.report.html import render_compare_body
+
+    cmp = await offload(run, limit_s=120.0, cache_key=("compare-page", a, b, job))
+    if isinstance(cmp, str):
+        ctx: dict[str, Any] = {"error": cmp, "body": ""}
+    else:
+        body = await offload(lambda: render_compare_body(cmp, lang, claims=_claims()), limit_s=120.0)
+        ctx = {"error": None, "body": Markup(body)}
     return _render(
         request,
         "compare.html",
