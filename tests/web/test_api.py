@@ -159,3 +159,17 @@ def test_openapi_and_docs_are_local(client: Any) -> None:
     html = client.get("/docs").text
     assert "/docs-assets/swagger-ui-bundle.js" in html and "cdn" not in html.lower()
     assert client.get("/docs-assets/swagger-ui-bundle.js").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("argv", "field"),
+    [
+        (["serve", "--port", "0"], "--port"),
+        (["serve", "--port", "70000"], "--port"),
+        (["serve", "--db", "/no/such/folder/runs.db"], "--db"),
+    ],
+)
+def test_serve_bad_options_exit_2(argv: list[str], field: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and field in err and "Traceback" not in err
