@@ -173,3 +173,11 @@ def test_serve_bad_options_exit_2(argv: list[str], field: str, capsys: pytest.Ca
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and field in err and "Traceback" not in err
+
+
+def test_planner_page_resizing_the_cluster_searches_a_strategy(client: Any) -> None:
+    r = client.get("/planner?preset=traditional-512-a100&cluster.nodes=32&strategy=scenario")
+    assert r.status_code == 200 and 'id="h-mfu"' in r.text
+    assert "256 GPU" in r.text  # the job fits the smaller cluster
+    r = client.get("/planner?preset=traditional-512-a100&cluster.nodes=abc")
+    assert r.status_code == 422 and "cluster.nodes" in r.text

@@ -118,7 +118,11 @@ def _planner_view(q: dict[str, str], lang: str) -> dict[str, Any]:
     ctx: dict[str, Any] = {"presets": presets, "models": list_model_presets(), "preset": preset, "error": None}
     try:
         over, strategy, space = _knob_values(q)
-        if strategy == "search":
+        base = resolve_scenario(preset, field="preset")
+        resized = "cluster.nodes" in over and over["cluster.nodes"] != base.cluster.nodes
+        remodelled = "model" in over and base.model is not None and over["model"] != base.model.name
+        if strategy == "search" or resized or remodelled:
+            # the preset's strategy was written for its own cluster size and model
             over["parallel"] = None
             over["job_gpus"] = None
         s = resolve_scenario(preset, over, field="preset")
