@@ -108,8 +108,12 @@ def test_place_preset_beats_the_largest_size_when_bubbles_dominate() -> None:
     from wanka.spec import load_model
 
     m = load_model("llama3-70b")
-    s = job_on(load_scenario("xai-colossus-100k-h100"), model=m, training=_job_training(m, None, DEFAULT_BATCH_TOKENS),
-               note="test")
+    s = job_on(
+        load_scenario("xai-colossus-100k-h100"),
+        model=m,
+        training=_job_training(m, None, DEFAULT_BATCH_TOKENS),
+        note="test",
+    )
     res = search_preset(s, "place")
     best = res.best
     for n in res.gpus:

@@ -152,9 +152,21 @@ def test_compare_and_claims(client: Any) -> None:
 
 def test_openapi_and_docs_are_local(client: Any) -> None:
     spec = client.get("/openapi.json").json()
-    for path in ("/api/plan", "/api/search", "/api/reliability", "/api/facility", "/api/storage", "/api/fabric",
-                 "/api/collective", "/api/compare", "/api/claims", "/api/presets", "/api/catalog",
-                 "/api/model/import", "/api/runs"):
+    for path in (
+        "/api/plan",
+        "/api/search",
+        "/api/reliability",
+        "/api/facility",
+        "/api/storage",
+        "/api/fabric",
+        "/api/collective",
+        "/api/compare",
+        "/api/claims",
+        "/api/presets",
+        "/api/catalog",
+        "/api/model/import",
+        "/api/runs",
+    ):
         assert path in spec["paths"], path
     html = client.get("/docs").text
     assert "/docs-assets/swagger-ui-bundle.js" in html and "cdn" not in html.lower()
@@ -181,3 +193,38 @@ def test_planner_page_resizing_the_cluster_searches_a_strategy(client: Any) -> N
     assert "256 GPU" in r.text  # the job fits the smaller cluster
     r = client.get("/planner?preset=traditional-512-a100&cluster.nodes=abc")
     assert r.status_code == 422 and "cluster.nodes" in r.text
+
+
+def test_long_work_hits_the_time_limit_not_the_event_loop() -> None:
+    import threading
+    import time
+
+    import anyio
+    from fastapi import HTTPException
+
+    from wanka.web.runtime import offload
+
+    release = threading.Event()
+
+    async def main() -> tuple[int, float, bool]:
+        t0 = time.perf_counter()
+        ticks = 0
+
+        async def ticker() -> None:  # the event loop keeps running while the work blocks a thread
+            nonlocal ticks
+            while ticks < 1000:
+                ticks += 1
+                await anyio.sleep(0.01)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ticker)
+            try:
+                await offload(lambda: release.wait(5.0), limit_s=0.3)
+            except HTTPException as e:
+                code = e.status_code
+            tg.cancel_scope.cancel()
+        release.set()
+        return code, time.perf_counter() - t0, ticks > 5
+
+    code, dt, loop_alive = anyio.run(main)
+    assert code == 504 and dt < 2.0 and loop_alive

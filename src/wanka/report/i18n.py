@@ -280,8 +280,10 @@ _ZH_PHRASES: tuple[tuple[str, str], ...] = (
         r"目录中没有 \1 Gb/s 铜缆：端点到叶交换机的线缆只计数量、不计功耗",
     ),
     (r"^PUE ([\d.]+): typical for (\w+) cooling", r"PUE \1：\2 制冷的典型值"),
-    (r"^strategy: the fastest of ([\d,]+) candidates \(([\d,]+) feasible\) by wanka search, preset '(\w+)'",
-     r"并行策略：wanka search（搜索空间“\3”）在 \1 个候选（\2 个可行）中训练时长最短者"),
+    (
+        r"^strategy: the fastest of ([\d,]+) candidates \(([\d,]+) feasible\) by wanka search, preset '(\w+)'",
+        r"并行策略：wanka search（搜索空间“\3”）在 \1 个候选（\2 个可行）中训练时长最短者",
+    ),
     (
         r"^checkpoint interval: the Young/Daly optimum for the job's MTBF \(the preset gives none\)$",
         "检查点间隔：按任务级平均无故障时间取 Young/Daly 最优值（预置未给出）",

@@ -371,6 +371,7 @@ def _claims() -> list[Any]:
         _CLAIMS.extend(evaluate_claims())
     return list(_CLAIMS)
 
+
 @router.get("/compare", response_class=HTMLResponse)
 async def compare_page(request: Request) -> HTMLResponse:
     from wanka.spec import list_model_presets, list_presets

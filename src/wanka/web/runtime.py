@@ -238,8 +238,6 @@ class BodyLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-
-
 # ---------------------------------------------------------------- run store
 def _db_path(request: Request) -> str:
     return str(request.app.state.db)
