@@ -39,7 +39,10 @@ def compare_cmd(
     tokens: Annotated[
         str | None, typer.Option("--tokens", help="with --job: tokens to train (e.g. 15T); default 20 per parameter")
     ] = None,
-    batch_tokens: Annotated[str, typer.Option("--batch-tokens", help="with --job: global batch in tokens")] = "16M",
+    batch_tokens: Annotated[
+        str | None,
+        typer.Option("--batch-tokens", help="with --job: global batch in tokens (default 16Mi = 16,777,216)"),
+    ] = None,
     html: Annotated[Path | None, typer.Option("--html", help="write the HTML report with plots to FILE")] = None,
     lang: Annotated[str, typer.Option("--lang", help="zh or en")] = "en",
     replicas: Annotated[int, typer.Option("--replicas", help="Monte Carlo replicas per campaign")] = 200,
@@ -55,8 +58,9 @@ def compare_cmd(
         raise SpecError(f"= {replicas}: must be between 1 and 100,000", field="--replicas")
     if html is not None and html.suffix.lower() not in (".html", ".htm"):
         raise SpecError(f"= {str(html)!r}: must end in .html", field="--html")
-    batch = _tokens(batch_tokens, "--batch-tokens")
-    assert batch is not None
+    from wanka.report.compare import DEFAULT_BATCH_TOKENS
+
+    batch = _tokens(batch_tokens, "--batch-tokens") or DEFAULT_BATCH_TOKENS
     cmp = compare(
         [load_scenario(s) for s in scenarios],
         job=job,
@@ -66,9 +70,10 @@ def compare_cmd(
         replicas=replicas,
     )
     if html is not None:
+        from wanka.report.claims import evaluate_claims
         from wanka.report.html import render_compare_html
 
-        page = render_compare_html(cmp, lg)
+        page = render_compare_html(cmp, lg, claims=evaluate_claims(seed=seed))
         write_text_atomic(html, page, field="--html")
     if json_out:
         d = cmp.to_dict()

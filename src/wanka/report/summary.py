@@ -130,7 +130,17 @@ def summary_rows(cmp: Comparison, lang: str) -> list[Row]:
     sec("section_scale")
     row("accelerators", [f"{c.scale['accelerators']:,} × {c.scale['accelerator']}" for c in cs])
     row("nodes", [f"{c.scale['nodes']:,} × {c.scale['gpus_per_node']}" for c in cs])
-    row("scale_up", [f"{c.scale['scale_up_domain']}" for c in cs])
+    row(
+        "scale_up",
+        [
+            (
+                f"{c.scale['scale_up_domain']} 卡/域 × {c.scale['scale_up_domains']:,} 个域"
+                if lang == "zh"
+                else f"{c.scale['scale_up_domain']} GPUs/domain × {c.scale['scale_up_domains']:,} domains"
+            )
+            for c in cs
+        ],
+    )
     for dt in ("fp8", "bf16"):
         if any(dt in c.peak_flops for c in cs):
             row(f"{L('peak')} ({dt.upper()})", [fmt_flops(c.peak_flops.get(dt)) for c in cs])
