@@ -2,14 +2,15 @@
 
 Mirrors ``all_reduce_perf -b 8 -e 8G -f 2``: sizes from ``min_bytes`` to ``max_bytes`` by ``factor``,
 each row with time, algbw = size / time and busbw = algbw x the nccl-tests factor
-(``nccl-tests/doc/PERFORMANCE.md``), and the algorithm NCCL's tuner would take (the fastest).
+(``nccl-tests/doc/PERFORMANCE.md``), and the algorithm and protocol NCCL's tuner would take (the
+cheapest of :func:`~wanka.network.collectives.collective_candidates`).
 Times come from :func:`wanka.network.collectives.collective_time` only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,12 +19,6 @@ from wanka.network.collectives import OPS, CommGroup, bus_factor, collective_tim
 from wanka.units import GIB
 
 __all__ = ["CollectiveSweep", "collective_sweep", "message_sizes"]
-
-_ALGOS: dict[str, tuple[Literal["ring", "hierarchical", "tree"], ...]] = {
-    "all_reduce": ("ring", "hierarchical", "tree"),
-    "reduce_scatter": ("ring",),
-    "all_gather": ("ring",),
-}
 
 
 def message_sizes(min_bytes: float = 8, max_bytes: float = 8 * GIB, factor: float = 2.0) -> npt.NDArray[np.float64]:
@@ -53,6 +48,7 @@ class CollectiveSweep:
     algbw: npt.NDArray[np.float64]
     busbw: npt.NDArray[np.float64]
     algorithm: tuple[str, ...]
+    protocol: tuple[str, ...] = ()
 
     @property
     def peak_busbw(self) -> float:
@@ -71,8 +67,11 @@ class CollectiveSweep:
                     "algbw_bytes_per_s": float(a),
                     "busbw_bytes_per_s": float(b),
                     "algorithm": al,
+                    "protocol": pr,
                 }
-                for s, t, a, b, al in zip(self.sizes, self.time_s, self.algbw, self.busbw, self.algorithm, strict=True)
+                for s, t, a, b, al, pr in zip(
+                    self.sizes, self.time_s, self.algbw, self.busbw, self.algorithm, self.protocol, strict=True
+                )
             ],
             "peak_busbw_bytes_per_s": self.peak_busbw,
         }
@@ -100,18 +99,10 @@ def collective_sweep(
     if in_network_reduction is not None:
         group = replace(group, in_network_reduction=in_network_reduction)
     s = message_sizes() if sizes is None else np.asarray(sizes, dtype=float).ravel()
-    names = _ALGOS.get(op)
-    if names is None:
-        r = collective_time(op, s, group)
-        t = np.broadcast_to(np.asarray(r.time_s, dtype=float), s.shape)
-        algos = (r.algorithm,) * s.size
-    else:
-        stack = np.stack(
-            [np.broadcast_to(np.asarray(collective_time(op, s, group, a).time_s, dtype=float), s.shape) for a in names]
-        )
-        best = np.argmin(stack, axis=0)
-        t = stack[best, np.arange(s.size)]
-        algos = tuple(names[i] for i in best)
+    r = collective_time(op, s, group)
+    t = np.broadcast_to(np.asarray(r.time_s, dtype=float), s.shape)
+    algos = r.algorithms or (r.algorithm,) * s.size
+    protos = r.protocols or (r.protocol,) * s.size
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, s / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * bus_factor(op, max(float(group.size), 1.0))
@@ -125,4 +116,5 @@ def collective_sweep(
         algbw,
         np.asarray(busbw, dtype=float),
         algos,
+        protos,
     )
