@@ -160,7 +160,12 @@ def collective_traffic(
         m[np.diag_indices_from(m)] -= active
         x, y = np.nonzero(m > 0.5)
         return Traffic(
-            x.astype(np.int64), y.astype(np.int64), np.full(x.size, per), m[x, y] * qps, level="leaf", active=active
+            x.astype(np.int64),
+            y.astype(np.int64),
+            np.full(x.size, per),
+            np.asarray(m[x, y] * qps, dtype=float),
+            level="leaf",
+            active=active,
         )
     if aggregate != "class":
         raise SpecError(f"= {aggregate!r}: must be auto, gpu, leaf or class", field="aggregate")
@@ -183,7 +188,7 @@ def _join(ka: IntArray, kb: IntArray) -> tuple[IntArray, IntArray]:
 
 def _sum_by(keys: IntArray, w: FloatArray) -> tuple[IntArray, FloatArray]:
     u, inv = np.unique(keys, return_inverse=True)
-    return u, np.bincount(inv, weights=w)
+    return u, np.asarray(np.bincount(inv, weights=w), dtype=float)
 
 
 def _class_traffic(
@@ -202,9 +207,9 @@ def _class_traffic(
     c_pod, c_col = ck // ncol, ck % ncol
     i, j = _join(e_col, c_col)
     tk, tw = _sum_by(e_leaf[i] * pods + c_pod[j], e_cnt[i] * cw[j])
-    tl = np.zeros(nl * pods)
-    tl[tk] = tw
-    tl = tl.reshape(nl, pods)
+    flat = np.zeros(nl * pods)
+    flat[tk] = tw
+    tl = flat.reshape(nl, pods)
     sq = np.bincount(e_leaf, weights=e_cnt**2, minlength=nl)  # sub-flows between ranks of one leaf
     own = sq - active  # ... less each rank's message to itself
     between = tl[np.arange(nl), pod_of] - sq  # to the other leaves of the leaf's pod
@@ -238,7 +243,7 @@ def _class_traffic(
     # the traffic matrix is symmetric: leaf z sends and receives the same share of a class
     parts = [
         (f_leaf, leaf_ids.astype(np.int64), np.ones(leaf_ids.size)),
-        spread(f_pod, pod_ids, None, in_pod[pod_ids]),
+        spread(f_pod, pod_ids, None, np.asarray(in_pod[pod_ids], dtype=float)),
     ]
     src_parts = [*parts, spread(f_pair, p_src, p_dst, mw)]
     dst_parts = [*parts, spread(f_pair, p_dst, p_src, mw)]
