@@ -429,7 +429,8 @@ def simulate(
     u = util[busy]
     pct = {k: float(np.percentile(u, q)) if u.size else 0.0 for k, q in (("p50", 50), ("p90", 90), ("p99", 99))}
     pct["max"] = float(u.max()) if u.size else 0.0
-    order = np.argsort(-util, kind="stable")[:top]
+    part = np.argpartition(-util, min(top, util.size - 1))[:top] if util.size > top else np.arange(util.size)
+    order = part[np.argsort(-util[part], kind="stable")]
     hot = tuple(HotLink(r.label(int(m)), float(util[m]), float(r.member_load[m])) for m in order if util[m] > 0)
     # ECMP imbalance of the bundle holding the hottest link: its hottest member over the bundle mean
     hot_sl = int(np.searchsorted(r.member_start, order[0], side="right") - 1) if order.size else 0
