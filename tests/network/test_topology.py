@@ -122,3 +122,31 @@ def test_presets_differ_in_tiers() -> None:
     trad = build_topology(load_scenario("traditional-512-a100").cluster)
     assert meta.tiers == 3 and trad.tiers == 2
     assert meta.switches > 20 * trad.switches
+
+
+def test_fabric_that_cannot_be_built_names_the_limit_and_the_fix() -> None:
+    from wanka.errors import SpecError
+    from wanka.network.groups import fabric_slowdowns
+    from wanka.spec import ClusterSpec
+
+    # 131,072 H100 on 64-port NDR switches: three tiers reach 65,536; the error names a switch that fits
+    big = ClusterSpec.model_validate({"accelerator": "H100", "nodes": 16_384, "fabric": {"kind": "infiniband"}})
+    with pytest.raises(SpecError, match=r"65,536 .*131,072.*Q3400") as e:
+        build_topology(big)
+    assert e.value.field == "cluster.fabric.switch"
+    with pytest.raises(SpecError, match="larger switch"):
+        fabric_slowdowns(big)  # the engine's contention is an error too, never a neutral 1.0
+    # tiers set by the scenario and too few: the error names the tier limit and the way out
+    two = ClusterSpec.model_validate({"accelerator": "H100", "nodes": 1024, "fabric": {"tiers": 2}})
+    with pytest.raises(SpecError, match=r"= 2 reaches at most 2,048 .*use 3 tiers"):
+        build_topology(two)
+
+
+def test_tiers_left_unset_take_the_fewest_that_reach() -> None:
+    from wanka.spec import ClusterSpec
+
+    for nodes, tiers in ((4, 1), (64, 2), (1024, 3)):
+        c = ClusterSpec.model_validate({"accelerator": "H100", "nodes": nodes})
+        assert build_topology(c).tiers == tiers
+    c = ClusterSpec.model_validate({"accelerator": "H100", "nodes": 16_384, "fabric": {"switch": "Q3400"}})
+    assert build_topology(c).endpoints == 131_072

@@ -160,6 +160,10 @@ class CommGroup:
     # destination rank (NCCL alltoall); < 1 = one copy per destination domain, forwarded over the
     # scale-up links there (node-deduplicated dispatch, DeepEP; DeepSeek-V3 Sec. 3.2.2)
     remote_dedup: Num = 1.0
+    # measured link efficiencies (scenario overlay from `wanka collective --calibrate`); None = the model's
+    up_efficiency: float | None = None
+    out_efficiency: float | None = None
+    nvls_efficiency: float | None = None  # NVLS all-reduce algbw / scale-up link rate
 
     @property
     def scale_up_latency_s(self) -> float:
@@ -236,10 +240,13 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
     a = np.maximum(1.0, np.minimum(np.asarray(g.per_domain, dtype=float), np.maximum(n, 1.0)))
     k = np.maximum(1.0, n / a)
     raw_up = np.asarray(g.scale_up_bw, dtype=float)
-    up = raw_up * m.up_efficiency
-    out = np.asarray(g.scale_out_bw, dtype=float) * m.out_efficiency
+    up = raw_up * (m.up_efficiency if g.up_efficiency is None else g.up_efficiency)
+    out = np.asarray(g.scale_out_bw, dtype=float) * (m.out_efficiency if g.out_efficiency is None else g.out_efficiency)
     out = out / np.maximum(1.0, np.asarray(g.scale_out_contention, dtype=float))
-    nvls = raw_up * m.nvls_peak / (1.0 + a / m.nvls_reduce_ranks)
+    if g.nvls_efficiency is None:
+        nvls = raw_up * m.nvls_peak / (1.0 + a / m.nvls_reduce_ranks)
+    else:
+        nvls = raw_up * g.nvls_efficiency
     return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m)
 
 
@@ -343,7 +350,7 @@ def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     # Each rank sends nbytes/n to every peer: (a-1)/n of its buffer over the scale-up links and
     # (n-a)/n over its NIC; the two proceed in parallel, so the slower one sets the time.
     n, a, s, up, out = c.n, np.minimum(c.a, c.n), c.s, c.up, c.out
-    eff = cal.A2A_EFFICIENCY / c.m.out_efficiency
+    eff = cal.A2A_EFFICIENCY / cal.SCALE_OUT_EFFICIENCY
     dedup = np.asarray(g.remote_dedup, dtype=float)
     # deduplicated copies arrive once per domain and are forwarded to the other ranks over NVLink
     t_up = (a - 1.0) / n * s / up + np.where(dedup < 1.0, (n - a) / n * s / up, 0.0)

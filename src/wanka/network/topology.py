@@ -445,11 +445,31 @@ def _scale_up(cluster: ClusterSpec) -> ScaleUpDomains:
     )
 
 
+def _reach(sw: Switch, tiers: int, oversubscription: float, endpoint_bw: float) -> int:
+    _, _, k, ppe = _link_geometry(sw.radix, sw.port_bandwidth, endpoint_bw)
+    return max_endpoints(k, tiers, oversubscription, ppe)
+
+
+def _larger_switches(sw: Switch, need: int, oversubscription: float, endpoint_bw: float) -> str:
+    """Catalog switches of the same protocol whose 3-tier fat-tree reaches ``need`` endpoints."""
+    fits = [
+        (s, _reach(s, 3, oversubscription, endpoint_bw))
+        for s in catalog().switches
+        if s.protocol == sw.protocol and s.name != sw.name
+    ]
+    ok = sorted((r, s.name) for s, r in fits if r >= need)
+    if not ok:
+        return "no catalog switch of this protocol reaches it with 3 tiers; split the cluster into fabrics"
+    return "e.g. fabric.switch = " + ", ".join(f"{n} (3 tiers reach {r:,})" for r, n in ok[:3])
+
+
 def build_topology(cluster: ClusterSpec, *, switch_override: Switch | None = None) -> Topology:
     """The fabric of ``cluster``: its switch (``fabric.switch`` or the default for its kind), tiers,
     oversubscription, rails and planes.
 
-    Raises :class:`~wanka.errors.SpecError` when the tier count cannot reach the cluster's size.
+    Where the scenario does not set ``fabric.tiers``, the fewest tiers that reach the cluster are used.
+    A fabric that cannot be built (the tiers set, or three tiers of the switch, cannot reach the
+    cluster) raises :class:`~wanka.errors.SpecError` naming the limit and the fix; nothing falls back.
     """
     f = cluster.fabric
     if switch_override is not None:
@@ -463,12 +483,25 @@ def build_topology(cluster: ClusterSpec, *, switch_override: Switch | None = Non
         sw = default_switch(f.kind)
     per_plane = scale_out_bw(cluster) / f.planes
     gpn = cluster.gpus_per_node
+    n = cluster.accelerators
+    o = f.oversubscription
+    if "tiers" in f.model_fields_set:
+        tiers = f.tiers
+    else:  # fewest tiers that reach the cluster
+        tiers = next((t for t in (1, 2, 3) if _reach(sw, t, o, per_plane) >= n), 3)
+    if tiers in (1, 2, 3) and _reach(sw, 3, o, per_plane) < n:
+        raise SpecError(
+            f"= {sw.name}: a fat-tree of {sw.radix}-port switches reaches at most {_reach(sw, 3, o, per_plane):,} "
+            f"GPUs with 3 tiers at {o:g}:1 (the cluster has {n:,}); use a larger switch "
+            f"({_larger_switches(sw, n, o, per_plane)}) [{cluster.name}]",
+            field="cluster.fabric.switch",
+        )
     try:
         return fat_tree(
-            cluster.accelerators,
+            n,
             sw.radix,
-            f.tiers,
-            f.oversubscription,
+            tiers,
+            o,
             rails=gpn if f.rail_optimized else 1,
             planes=f.planes,
             port_bandwidth=sw.port_bandwidth,

@@ -23,6 +23,19 @@ class ScaleUpSpec(Spec):
     in_switch_reduction: bool = Field(
         False, description="NVLink SHARP (NVLS): the NVSwitch reduces all-reduce data (NVSwitch gen 3+)"
     )
+    link_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1.0,
+        description="measured ring busbw / link rate inside the domain (wanka collective --calibrate); "
+        "None = calibration.SCALE_UP_EFFICIENCY",
+    )
+    nvls_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1.0,
+        description="measured NVLS all-reduce algbw / link rate (wanka collective --calibrate); None = the model's",
+    )
 
 
 class FabricSpec(Spec):
@@ -42,6 +55,13 @@ class FabricSpec(Spec):
     )
     qps_per_connection: int = Field(
         1, ge=1, le=64, description="separately hashed flows per connection (NCCL_IB_QPS_PER_CONNECTION)"
+    )
+    link_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1.0,
+        description="measured busbw / NIC line rate per GPU (wanka collective --calibrate); "
+        "None = calibration.SCALE_OUT_EFFICIENCY",
     )
 
 
