@@ -144,13 +144,15 @@ def test_calibrate_recovers_a_known_nic_efficiency(tmp_path: Path, capsys: pytes
         f"#  Rank {r:2d} Group  0 Pid {100 + r} on node{r // 8} device {r % 8} [0x1b] NVIDIA H100" for r in range(32)
     ]
     lines.append(
-        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong"
     )
     for s in (2**26, 2**28, 2**30, 2**33):
         r = collective_time("all_reduce", float(s), g)
         t, a, b = float(r.time_s) * 1e6, float(r.algbw) / 1e9, float(r.busbw) / 1e9
         lines.append(
-            f"  {s:>12d} {s // 4:>12d}     float     sum      -1 {t:8.1f} {a:7.2f} {b:7.2f}      0 {t:8.1f} {a:7.2f} {b:7.2f}      0"
+            f"  {s:>12d} {s // 4:>12d}     float     sum      -1 {t:8.1f} {a:7.2f} {b:7.2f}      0"
+            f" {t:8.1f} {a:7.2f} {b:7.2f}      0"
         )
     log = tmp_path / "all_reduce_perf.log"
     log.write_text("\n".join(["# Collective test starting: all_reduce_perf", *lines]) + "\n")
