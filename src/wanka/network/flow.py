@@ -481,4 +481,5 @@ def contention_factor(
     models oversubscription alone). ``routing`` defaults to :data:`DEFAULT_ROUTING` for the fabric kind.
     """
     rt = routing or cluster.fabric.routing or DEFAULT_ROUTING[cluster.fabric.kind]
-    return _cached_factor(cluster.model_dump_json(), op, size, stride, rt, placement, seed)
+    # exclude_unset keeps which fields the scenario set (fabric.tiers left unset = the fewest that reach)
+    return _cached_factor(cluster.model_dump_json(exclude_unset=True), op, size, stride, rt, placement, seed)
