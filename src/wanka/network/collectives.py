@@ -252,7 +252,8 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
 
 def _channels(c: _Ctx, p: int) -> FloatArray:
     """Share of the bandwidth a message of ``c.s`` bytes gets: the channels it can fill / all channels."""
-    used = np.clip(np.floor(c.s / c.m.channel_min_bytes[p]), 1.0, float(c.m.channels))
+    # continuous, so the time never falls as the message grows (below C x min bytes the time is flat)
+    used = np.clip(c.s / c.m.channel_min_bytes[p], 1.0, float(c.m.channels))
     return np.asarray(used / c.m.channels)
 
 
