@@ -47,7 +47,7 @@ def test_fabric_from_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_collective_default_cluster_and_sweep(capsys: pytest.CaptureFixture[str]) -> None:
-    d = _json(capsys, ["collective", "--op", "all_reduce", "--bytes", "8GiB", "--gpus", "8", "--json"])
+    d = _json(capsys, ["collective", "--op", "all_reduce", "--bytes", "8GiB", "--gpus", "8", "--no-nvls", "--json"])
     assert d["default_cluster"] and d["ranks"] == 8
     assert 300e9 < d["busbw_bytes_per_s"] < 400e9  # DGX H100 NVLink ring ~370 GB/s (nccl-tests#212)
     d = _json(capsys, ["collective", "--op", "all_gather", "--gpus", "64", "--sweep", "--json"])
@@ -120,13 +120,18 @@ def test_collective_bytes_use_nccl_tests_units_and_columns(capsys: pytest.Captur
 
 def test_sharp_and_nvls_toggle_what_they_say(capsys: pytest.CaptureFixture[str]) -> None:
     base = ["collective", "--bytes", "8G", "--json"]
+    dflt = _json(capsys, [*base, "--gpus", "8"])  # the DGX-H100-like default runs NVLS, as NCCL does there
+    assert dflt["algorithm"] == "nvls" and dflt["busbw_bytes_per_s"] / 1e9 == pytest.approx(480, rel=0.05)
+    base.append("--no-nvls")
     one_node = _json(capsys, [*base, "--gpus", "8", "--sharp"])  # fabric SHARP cannot act inside one node
     plain = _json(capsys, [*base, "--gpus", "8", "--no-sharp"])
     assert one_node["time_s"] == plain["time_s"] and one_node["algorithm"] == "ring"
-    nv = _json(capsys, [*base, "--gpus", "8", "--nvls"])
+    nv = _json(capsys, [*base[:-1], "--gpus", "8", "--nvls"])
     assert nv["algorithm"] == "nvls" and nv["nvls"] and not nv["in_network_reduction"]
-    many = _json(capsys, [*base, "--gpus", "128", "--sharp", "--nvls"])
+    many = _json(capsys, [*base[:-1], "--gpus", "128", "--sharp", "--nvls"])
     assert many["algorithm"] == "collnet" and many["in_network_reduction"] and many["nvls"]
+    assert main(["collective", "--scenario", "meta-24k-h100-roce", "--gpus", "64", "--sharp"]) == 2
+    assert "InfiniBand" in capsys.readouterr().err  # fabric SHARP on a RoCE fabric is refused, not ignored
 
 
 def test_calibrate_recovers_a_known_nic_efficiency(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -28,7 +28,7 @@ from wanka.network.nccl_tests import (
     parse_nccl_size,
 )
 from wanka.network.topology import _reach, default_switch
-from wanka.spec import ClusterSpec, FabricSpec, load_scenario
+from wanka.spec import ClusterSpec, FabricSpec, ScaleUpSpec, load_scenario
 from wanka.units import format_bytes, format_duration, gbps_to_bytes_per_s
 
 __all__: list[str] = []
@@ -37,8 +37,9 @@ DEFAULT_ACCELERATOR = "H100-SXM5-80GB"
 
 
 def _default_cluster(gpus: int) -> ClusterSpec:
-    """A DGX-H100-like cluster: 8 GPUs per node, 400G InfiniBand per GPU, rail-optimised, the fewest tiers of
-    the default InfiniBand switch, or of the smallest catalog InfiniBand switch whose three tiers reach it."""
+    """A DGX-H100-like cluster: 8 GPUs per node on NVSwitch with NVLink SHARP (NCCL's default on DGX H100),
+    400G InfiniBand per GPU, rail-optimised, the fewest tiers of the default InfiniBand switch, or of the
+    smallest catalog InfiniBand switch whose three tiers reach it."""
     nodes = max(1, -(-gpus // 8))
     sw = default_switch("infiniband")
     nic = gbps_to_bytes_per_s(400.0)
@@ -54,6 +55,7 @@ def _default_cluster(gpus: int) -> ClusterSpec:
         accelerator=DEFAULT_ACCELERATOR,
         nodes=nodes,
         gpus_per_node=8,
+        scale_up=ScaleUpSpec(in_switch_reduction=True),
         fabric=FabricSpec(kind="infiniband", nic_gbps_per_gpu=400.0, rail_optimized=True, switch=sw.name),
     )
 
@@ -195,6 +197,12 @@ def collective_cmd(
     if n * stride > cluster.accelerators or stride < 1:
         raise SpecError(f"= {n} x stride {stride} exceeds the cluster's {cluster.accelerators:,} GPUs", field="--gpus")
     g = comm_group(cluster, n, stride)
+    if sharp and cluster.fabric.kind != "infiniband":
+        raise SpecError(
+            f"fabric SHARP reduces in InfiniBand switches; this fabric is {cluster.fabric.kind} (use --nvls for "
+            "NVLink SHARP inside the scale-up domain)",
+            field="--sharp",
+        )
     if sharp is not None:
         g = replace(g, in_network_reduction=sharp)
     if nvls is not None:
@@ -238,7 +246,7 @@ def collective_cmd(
         return
     where = (
         (
-            f"default cluster: DGX-H100-like, {cluster.nodes:,} nodes × 8 H100, 400G InfiniBand per GPU, "
+            f"default cluster: DGX-H100-like, {cluster.nodes:,} nodes × 8 H100 (NVLS on), 400G InfiniBand per GPU, "
             f"rail-optimised, switch {cluster.fabric.switch} (use --scenario for another)"
         )
         if default
