@@ -33,7 +33,9 @@ one tree, leaf of the other), 2 beyond (interior in one tree: NCCL's ``bwInter/2
 nodes). ``nvls(a) = raw_up x NVLS_PEAK / (1 + a /
 NVLS_REDUCE_RANKS)``: the NVSwitch reduction engine reads ``a`` inputs per output element, so its
 throughput falls with the domain size (fit on two published rows, DGX H100 and GB200 NVL72; see
-``benchmarks/nccl_tests_published.yaml``). Protocols scale the Simple bandwidth (LL 0.5 capped at
+``benchmarks/nccl_tests_published.yaml``), and NVLS runs in loops of ranks x 16 channels x 128 KiB whose
+first one fills the pipeline (an extra ``min(S, a·16·128 KiB)`` bytes' time: NVLS busbw falls below a
+few GiB on 72 ranks, not on 8). Protocols scale the Simple bandwidth (LL 0.5 capped at
 NCCL's ``llMaxBws``, LL128 0.92) and carry NCCL's per-protocol latencies. A message too small to give
 every channel NCCL's per-channel minimum runs on fewer channels, at a proportional share of the
 bandwidth.
@@ -130,8 +132,12 @@ class NcclModel:
     out_efficiency: float = cal.SCALE_OUT_EFFICIENCY
     # NVLS algbw = raw_up x nvls_peak / (1 + a / nvls_reduce_ranks): fit on DGX H100 (8 GPUs, 480 GB/s
     # busbw, nccl-tests#212/#290) and GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43)
-    nvls_peak: float = 0.634
-    nvls_reduce_ranks: float = 207.0
+    nvls_peak: float = 0.6347
+    nvls_reduce_ranks: float = 220.5
+    # NVLS works in loops of ranks x channels x chunk (NCCL_NVLS_NCHANNELS = 16, NCCL_NVLS_CHUNKSIZE = 128 KiB,
+    # NCCL environment docs); the first loop fills the reduce/multicast pipeline before data completes
+    nvls_channels: int = 16
+    nvls_chunk_bytes: float = 128 * 1024
     launch_s: float = cal.COLLECTIVE_LAUNCH_S  # framework launch cost added to every collective
 
 
@@ -301,9 +307,14 @@ def _tree(c: _Ctx, p: int) -> FloatArray:
     return np.asarray(np.where(c.k > 1, c.s * per_byte + lat, np.inf))
 
 
+def _nvls_fill(c: _Ctx) -> FloatArray:
+    """Bytes of the NVLS pipeline's first loop (at most the message itself)."""
+    return np.asarray(np.minimum(c.s, c.a * c.m.nvls_channels * c.m.nvls_chunk_bytes))
+
+
 def _nvls(c: _Ctx) -> FloatArray:
     m = c.m
-    t = c.s / (c.nvls * _channels(c, 2)) + m.nvlink["nvls"][2]
+    t = (c.s + _nvls_fill(c)) / (c.nvls * _channels(c, 2)) + m.nvlink["nvls"][2]
     return np.asarray(np.where(c.k <= 1, t, np.inf))
 
 
@@ -311,7 +322,8 @@ def _nvls_tree(c: _Ctx) -> FloatArray:
     m = c.m
     per_byte = np.maximum(1.0 / c.nvls, _tree_inter(c)) / _channels(c, 2)
     lat = m.nvlink["nvls_tree"][2] + 2.0 * np.log2(c.k) * m.net["nvls_tree"][2]
-    return np.asarray(np.where(c.k > 1, c.s * per_byte + lat, np.inf))
+    fill = _nvls_fill(c) / (c.nvls * _channels(c, 2))
+    return np.asarray(np.where(c.k > 1, c.s * per_byte + fill + lat, np.inf))
 
 
 def _collnet(c: _Ctx, nvls: bool) -> FloatArray:
