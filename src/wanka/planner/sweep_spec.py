@@ -259,7 +259,7 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
     ro = _options(data.get("reliability"), _RELIABILITY_KEYS, "reliability")
     if not (1 <= ro.get("replicas", 200) <= 100_000):
         raise err(f"= {ro['replicas']}: must be between 1 and 100,000", "reliability.replicas")
-    base_data = base.model_dump(mode="json")
+    base_data = base.model_dump(mode="json", exclude_unset=True)  # unset stays unset (fabric.tiers: auto)
     job = SweepJob(
         base=base_data,
         base_gpus=base.gpus,

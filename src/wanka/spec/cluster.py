@@ -23,6 +23,19 @@ class ScaleUpSpec(Spec):
     in_switch_reduction: bool = Field(
         False, description="NVLink SHARP (NVLS): the NVSwitch reduces all-reduce data (NVSwitch gen 3+)"
     )
+    link_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1.0,
+        description="measured ring busbw / link rate inside the domain (wanka collective --calibrate); "
+        "None = calibration.SCALE_UP_EFFICIENCY",
+    )
+    nvls_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1.0,
+        description="measured NVLS all-reduce algbw / link rate (wanka collective --calibrate); None = the model's",
+    )
 
 
 class FabricSpec(Spec):
@@ -31,6 +44,21 @@ class FabricSpec(Spec):
     kind: Literal["infiniband", "roce", "ethernet"] = "infiniband"
     tiers: int = Field(2, ge=1, le=4)
     oversubscription: float = Field(1.0, ge=1.0, le=64.0, description="downlink:uplink ratio at the leaf")
+    spine_oversubscription: float = Field(
+        1.0,
+        ge=1.0,
+        le=64.0,
+        description="downlink:uplink ratio at the spine (3 tiers): what the pods share of the core/aggregation "
+        "layer (Meta's RoCE cluster: 7)",
+    )
+    gpus_per_leaf: PositiveInt | None = Field(
+        None, le=100_000, description="GPUs under one leaf (ToR); None = as many as the leaf's down-ports take"
+    )
+    gpus_per_pod: PositiveInt | None = Field(
+        None, le=2_000_000, description="GPUs per pod (3 tiers); None = as many as a spine's down-ports take"
+    )
+    spine_switch: str | None = Field(None, description="catalog switch of the spine tier; None = fabric.switch")
+    core_switch: str | None = Field(None, description="catalog switch of the core tier; None = fabric.switch")
     nic_gbps_per_gpu: float = Field(400.0, gt=0, le=100_000)
     rail_optimized: bool = True
     planes: PositiveInt = Field(1, le=16)
@@ -42,6 +70,13 @@ class FabricSpec(Spec):
     )
     qps_per_connection: int = Field(
         1, ge=1, le=64, description="separately hashed flows per connection (NCCL_IB_QPS_PER_CONNECTION)"
+    )
+    link_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1.0,
+        description="measured busbw / NIC line rate per GPU (wanka collective --calibrate); "
+        "None = calibration.SCALE_OUT_EFFICIENCY",
     )
 
 
