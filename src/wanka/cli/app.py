@@ -74,7 +74,8 @@ def run_app(argv: list[str]) -> int:
         code = e.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except WankaError as e:
-        err_console.print(f"error: {e}", markup=False)
+        for line in str(e).splitlines() or [""]:
+            err_console.print(f"error: {line}", markup=False)
         return 2
     except (BrokenPipeError, KeyboardInterrupt):
         return 1

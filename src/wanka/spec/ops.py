@@ -20,7 +20,7 @@ class FailureSpec(Spec):
     weibull_shape: float = Field(1.0, gt=0, le=10)
     detection_s: float = Field(300.0, ge=0, le=86_400, description="time until a failure is noticed")
     restart_s: float = Field(600.0, ge=0, le=86_400, description="diagnose, isolate, reschedule, re-init")
-    hot_spares: int = Field(0, ge=0, description="spare nodes kept ready")
+    hot_spares: int = Field(0, ge=0, le=1_000_000, description="spare nodes kept ready")
     repair_s: float = Field(4 * 3600.0, ge=0, le=30 * 86_400, description="time to repair a node without spares")
     planned_interruptions_per_day: float = Field(0.0, ge=0, le=100)
     straggler_fraction: float = Field(0.0, ge=0, le=1, description="share of nodes running slow")
