@@ -15,6 +15,7 @@ temporary file in the same folder, is flushed to disk, and replaces the target i
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import tempfile
@@ -31,6 +32,7 @@ __all__ = [
     "check_depth",
     "check_input",
     "check_output",
+    "json_safe",
     "load_json",
     "read_json",
     "read_text",
@@ -125,6 +127,20 @@ def load_json(text: str, source: str | None = None) -> Any:
 def read_json(path: str | Path, *, field: str | None = None, max_bytes: int = MAX_SPEC_BYTES) -> Any:
     """Read and parse a JSON file through the door."""
     return load_json(read_text(path, field=field, max_bytes=max_bytes), str(path))
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float replaced by None (JSON has no such numbers; ``null``
+    says "not a number" to every reader), numpy scalars and arrays made plain."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    if type(obj).__module__ == "numpy" and hasattr(obj, "tolist"):
+        return json_safe(obj.tolist())
+    return obj
 
 
 # ---------------------------------------------------------------- writing

@@ -15,7 +15,7 @@ __all__: list[str] = []
 def claims_cmd(
     ids: Annotated[list[str] | None, typer.Argument(help="claim ids (default: all)")] = None,
     lang: Annotated[str, typer.Option("--lang", help="zh or en")] = "en",
-    seed: Annotated[int, typer.Option("--seed", help="random seed of the campaigns")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="random seed of the campaigns")] = 0,
     json_out: Annotated[
         bool, typer.Option("--json", help="print JSON: a list of {id, statement, computed, verdict, explanation, ...}")
     ] = False,

@@ -55,7 +55,7 @@ def collective_cmd(
     routing: Annotated[str | None, typer.Option("--routing", help="ecmp or adaptive (default: both)")] = None,
     placement: Annotated[str, typer.Option("--placement", help="contiguous or random (fragmented)")] = "contiguous",
     qps: Annotated[int, typer.Option("--qps", help="hashed sub-flows per connection")] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="ECMP hash / placement seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="ECMP hash / placement seed")] = 0,
     sweep: Annotated[bool, typer.Option("--sweep", help="nccl-tests table, 8 B .. 8 GiB by 2x")] = False,
     sharp: Annotated[
         bool | None, typer.Option("--sharp/--no-sharp", help="in-network reduction (SHARP/NVLS); default: the fabric's")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from wanka.cli.app import app, console, emit_json, write_text_atomic
+from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
 from wanka.errors import SpecError
 from wanka.spec import load_scenario
 
@@ -43,7 +43,7 @@ def compare_cmd(
     html: Annotated[Path | None, typer.Option("--html", help="write the HTML report with plots to FILE")] = None,
     lang: Annotated[str, typer.Option("--lang", help="zh or en")] = "en",
     replicas: Annotated[int, typer.Option("--replicas", help="Monte Carlo replicas per campaign")] = 200,
-    seed: Annotated[int, typer.Option("--seed", help="random seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="random seed")] = 0,
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Traditional vs 万卡: scale, 高效训练 (MFU, 线性加速比), 长稳可靠 (failures, ETTR), fabric, facility."""
@@ -55,6 +55,7 @@ def compare_cmd(
         raise SpecError(f"= {replicas}: must be between 1 and 100,000", field="--replicas")
     if html is not None and html.suffix.lower() not in (".html", ".htm"):
         raise SpecError(f"= {str(html)!r}: must end in .html", field="--html")
+    check_output_path(html, field="--html")
     batch = _tokens(batch_tokens, "--batch-tokens")
     assert batch is not None
     cmp = compare(

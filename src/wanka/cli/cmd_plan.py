@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json, write_text_atomic
+from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
 from wanka.engine import StepResult, chrome_trace, estimate_step
 from wanka.errors import InfeasibleError, WankaError
 from wanka.spec import Scenario, load_scenario
@@ -116,6 +116,7 @@ def plan(
 
     A scenario without a `parallel:` block gets the fastest strategy `wanka search` finds.
     """
+    check_output_path(trace, field="--trace")
     sc = load_scenario(scenario)
     chosen = False
     if sc.parallel is None and sc.model is not None and sc.training is not None:

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
+from wanka.fileio import check_output
 from wanka.store import DEFAULT_DB, FORMATS, PointRecord, RunInfo, RunStore, StoreError, export_run
 from wanka.units import format_duration
 
@@ -149,10 +150,12 @@ def runs_export(
         fmt = "json"
     if fmt not in FORMATS:
         raise StoreError(f"--format = {fmt!r}: must be one of {', '.join(FORMATS)}")
+    if out is not None:  # checked before any work: never a folder, a SQLite file or the store itself
+        check_output(out, field="--out", protect=(db,))
     with _open(db) as store:
         run = store.run(run_id)
         points = store.points(run_id)
-    text = export_run(run, points, fmt, out)
+    text = export_run(run, points, fmt, out, protect=(db,))
     if text is not None:
         typer.echo(text, nl=False)
     else:

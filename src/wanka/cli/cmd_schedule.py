@@ -117,7 +117,7 @@ def schedule(
         None, "--jobs", help="synthetic: number of jobs (default 2000); trace: keep the first N"
     ),
     load: float = typer.Option(0.9, "--load", help="synthetic: offered load (GPU-s asked per s / GPUs)"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1, help="random seed"),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="node failures (wanka.ops per-node rates)"),
     compare_policies: bool = typer.Option(False, "--compare-policies", help="run every policy side by side"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),

@@ -23,8 +23,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +33,7 @@ from pydantic import BaseModel
 from wanka.errors import SpecError
 from wanka.planner.search import OBJECTIVES
 from wanka.spec import Scenario, load_scenario, parse_scenario
-from wanka.spec.io import deep_merge, read_yaml
+from wanka.spec.io import deep_merge, read_yaml, spec_class
 
 __all__ = ["MODES", "SweepJob", "SweepSpec", "load_sweep", "parse_sweep", "point_key", "point_scenario"]
 
@@ -114,16 +112,7 @@ def point_key(overrides: Mapping[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- field paths
-def _spec_class(annotation: Any) -> type[BaseModel] | None:
-    """The spec model inside ``X``, ``X | None`` or ``Optional[X]``, if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        for a in typing.get_args(annotation):
-            found = _spec_class(a)
-            if found is not None:
-                return found
-    return None
+_spec_class = spec_class
 
 
 def check_path(path: str, field: str) -> None:
@@ -259,6 +248,8 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
     ro = _options(data.get("reliability"), _RELIABILITY_KEYS, "reliability")
     if not (1 <= ro.get("replicas", 200) <= 100_000):
         raise err(f"= {ro['replicas']}: must be between 1 and 100,000", "reliability.replicas")
+    if not (0 <= ro.get("seed", 0) <= 2**32 - 1):
+        raise err(f"= {ro['seed']}: must be between 0 and 4,294,967,295", "reliability.seed")
     base_data = base.model_dump(mode="json")
     job = SweepJob(
         base=base_data,
@@ -304,5 +295,5 @@ def load_sweep(path: str | Path) -> SweepSpec:
     p = Path(path)
     if not p.exists():
         raise SpecError(f"no such sweep file: {p}", field="sweep")
-    data, lines = read_yaml(p)
+    data, lines = read_yaml(p, field="sweep file")
     return parse_sweep(data, str(p), lines)
