@@ -311,16 +311,19 @@ class RunStore:
             if result is not None and not isinstance(result, dict):
                 raise StoreError(f"run store: {what} result is not a mapping (the store is damaged)")
             _loads(r[1], f"{what} key")
+            started, finished, elapsed = (None if x is None else _num(x, what) for x in r[6:9])
             out.append(
                 PointRecord(
-                    _int(r[0], what),
-                    str(r[1]),
-                    _int(r[2], what),
-                    str(r[3]),
-                    result,
-                    None if r[5] is None else str(r[5]),
-                    *(None if x is None else _num(x, what) for x in r[6:9]),
-                    None if r[9] is None else str(r[9]),
+                    run_id=_int(r[0], what),
+                    key=str(r[1]),
+                    idx=_int(r[2], what),
+                    status=str(r[3]),
+                    result=result,
+                    error=None if r[5] is None else str(r[5]),
+                    started=started,
+                    finished=finished,
+                    elapsed_s=elapsed,
+                    worker=None if r[9] is None else str(r[9]),
                 )
             )
         return out
