@@ -104,7 +104,8 @@ def parse(text: str, source: str | None = None, *, loader: type | None = None) -
         try:
             data = ld.construct_document(node)
         except ValueError as e:  # e.g. an integer of more than 4,300 digits
-            raise SpecError(f"= {str(e)[:80]}: a number wanka cannot read", source=source) from None
+            what = "an integer of more than 4,300 digits" if "digits" in str(e) else str(e)[:80]
+            raise SpecError(f"{what}: not a number wanka reads", source=source) from None
         return data, node
     except yaml.YAMLError as e:
         raise _yaml_error(e, source) from None

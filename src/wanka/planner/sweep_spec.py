@@ -276,7 +276,8 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
                 point_scenario(job, {path: v})
             except SpecError as e:
                 if e.field is not None and (e.field == path or e.field.startswith(path + ".")):
-                    raise err(f"= {v!r}: {e.detail}", f"axes.{path}", ("axes", path)) from None
+                    detail = e.detail if e.detail.startswith("= ") else f"= {v!r}: {e.detail}"
+                    raise err(detail, f"axes.{path}", ("axes", path)) from None
     ident = {
         "base": base_ref,
         "base_scenario": base_data,

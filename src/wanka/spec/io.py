@@ -192,8 +192,12 @@ def _validation_problems(
             hint = f"; did you mean {' or '.join(prefix + p for p in elsewhere[:3])}?" if elsewhere else ""
             msg = f"unknown field{hint} Allowed here: {', '.join(known)} (`wanka schema`)"
         elif typ in _MESSAGES:
+            ctx = {
+                k: f"{v:,}" if isinstance(v, int | float) and not isinstance(v, bool) else v
+                for k, v in (e.get("ctx") or {}).items()
+            }
             try:
-                msg = _MESSAGES[typ].format(**(e.get("ctx") or {}))
+                msg = _MESSAGES[typ].format(**ctx)
             except (KeyError, IndexError):
                 msg = _MESSAGES[typ]
             if typ not in ("missing",):
@@ -374,7 +378,7 @@ def _resolve(data: Mapping[str, Any], source: str | None, depth: int = 0, here: 
             raise SpecError("base chain is deeper than 8 (a cycle?)", field="base", source=source)
         if not isinstance(base, str):
             raise SpecError(f"= {base!r} — must be a preset name or file path", field="base", source=source)
-        path = _scenario_path(base, here)
+        path = _scenario_path(base, here, field="base")
         base_data, _ = read_yaml(path, field="base")
         if not isinstance(base_data, Mapping):
             raise SpecError(f"expected a mapping of fields, got {type(base_data).__name__}", source=str(path))
@@ -389,10 +393,10 @@ def _resolve(data: Mapping[str, Any], source: str | None, depth: int = 0, here: 
     return out
 
 
-def _scenario_path(name_or_path: str | Path, here: Path | None = None) -> Path:
+def _scenario_path(name_or_path: str | Path, here: Path | None = None, field: str = "scenario") -> Path:
     p = _file_ref(str(name_or_path), here)
     if p.suffix in (".yaml", ".yml", ".json"):
-        fileio.check_input(p, field="scenario")
+        fileio.check_input(p, field=field)
         return p
     preset = _preset_dir() / f"{name_or_path}.yaml"
     if preset.exists():
