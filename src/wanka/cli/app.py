@@ -23,6 +23,18 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+@app.callback()
+def _root(
+    lang: str | None = typer.Option(
+        None, "--lang", help="language of text output and errors: en or zh (default: $WANKA_LANG, else en)"
+    ),
+) -> None:
+    """wanka — a digital twin of 万卡 (10,000+ GPU) AI training clusters."""
+    # `wanka.cli.main` takes --lang out of the arguments before typer runs; this documents it
+
+
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -84,8 +96,10 @@ def run_app(argv: list[str]) -> int:
         code = e.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except WankaError as e:
+        from wanka.cli.lang import translate_error
+
         for line in str(e).splitlines() or [""]:
-            err_console.print(f"error: {line}", markup=False)
+            err_console.print(f"error: {translate_error(line)}", markup=False)
         return 2
     except (BrokenPipeError, KeyboardInterrupt):
         return 1
