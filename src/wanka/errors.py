@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CatalogError", "InfeasibleError", "SpecError", "TraceError", "WankaError"]
+__all__ = ["CatalogError", "CatalogNameError", "InfeasibleError", "SpecError", "TraceError", "WankaError"]
 
 
 class WankaError(Exception):
@@ -73,3 +73,10 @@ class InfeasibleError(WankaError, ValueError):
 
 class TraceError(WankaError, ValueError):
     """A workload trace row is malformed; the message carries the file and line number."""
+
+
+class CatalogNameError(SpecError, CatalogError):
+    """A scenario field names a catalog entry that does not exist (both a SpecError and a CatalogError)."""
+
+    def __str__(self) -> str:
+        return SpecError.__str__(self)

@@ -20,10 +20,18 @@ __all__: list[str] = []
 
 
 def _step(scenario: Scenario) -> Any | None:
-    """The engine's StepResult when the engine accepts the job; else None (first-order figures)."""
-    if scenario.training is None or scenario.parallel is None:
+    """The engine's StepResult when the engine accepts the job (a scenario without a strategy gets the
+    one `wanka search` picks, as in `plan`); else None (first-order figures)."""
+    if scenario.training is None or scenario.model is None:
         return None
     try:
+        from wanka.planner.pick import with_strategy
+
+        scenario, chosen = with_strategy(scenario)
+        if chosen:
+            err_console.print(
+                "note: strategy from `wanka search` (the scenario gives no parallel: block)", markup=False
+            )
         return estimate_step(scenario)
     except InfeasibleError as e:
         err_console.print(f"note: step model: {e}; using first-order figures", markup=False)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, check_output_path, console, emit_json
+from wanka.cli.app import app, check_output_path, console, emit_json, err_console
 from wanka.errors import InfeasibleError, SpecError
 from wanka.ops import simulate_campaign
 from wanka.spec import Scenario, load_scenario
@@ -61,7 +61,11 @@ def reliability_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Failures, recovery and checkpointing over a whole campaign: interruptions, ETTR, time to train."""
-    s = load_scenario(scenario)
+    from wanka.planner.pick import with_strategy
+
+    s, chosen = with_strategy(load_scenario(scenario)) if step_time is None else (load_scenario(scenario), False)
+    if chosen:
+        err_console.print("note: strategy from `wanka search` (the scenario gives no parallel: block)", markup=False)
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
         raise SpecError(f"= {str(plot)!r}: must end in .png or .svg", field="--plot")
     check_output_path(plot, field="--plot")

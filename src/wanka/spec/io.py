@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from wanka import fileio, yamlio
-from wanka.errors import SpecError
+from wanka.errors import CatalogNameError, SpecError
 from wanka.spec.cluster import ClusterSpec
 from wanka.spec.model import ModelSpec
 from wanka.spec.scenario import Scenario
@@ -359,7 +359,7 @@ def _catalog_problems(out: Mapping[str, Any], source: str | None, lines: _Lines 
             known = ", ".join(r.name for r in table)
             line = lines.line(path) if lines is not None else None
             problems.append(
-                SpecError(
+                CatalogNameError(
                     f"= {node!r} — not in the catalog; known: {known} (`wanka catalog --kind {kind}`)",
                     field=".".join(path),
                     source=source,
@@ -423,7 +423,8 @@ def parse_scenario(
         problems += _validation_problems(Scenario, e, source, lines)
         sc = None
     if problems or sc is None:
-        raise SpecError.collect(problems)
+        only_catalog = all(isinstance(p, CatalogNameError) for p in problems)
+        raise (CatalogNameError if only_catalog and problems else SpecError).collect(problems)
     return sc
 
 
