@@ -347,7 +347,7 @@ def _catalog_problems(out: Mapping[str, Any], source: str | None, lines: _Lines 
     from wanka.catalog import catalog
 
     cat = catalog()
-    problems = []
+    problems: list[SpecError] = []
     for path, kind in _CATALOG_FIELDS:
         node: Any = out
         for k in path:
