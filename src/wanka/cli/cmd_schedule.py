@@ -116,7 +116,15 @@ def schedule(
     jobs: int | None = typer.Option(
         None, "--jobs", help="synthetic: number of jobs (default 2000); trace: keep the first N"
     ),
-    load: float = typer.Option(0.9, "--load", help="synthetic: offered load (GPU-s asked per s / GPUs)"),
+    load: float | None = typer.Option(
+        None,
+        "--load",
+        help="synthetic: offered load (GPU-s asked per s / GPUs); default: the source cluster's "
+        "occupancy (acme-seren 0.59, acme-kalos 0.21)",
+    ),
+    warm_start: bool = typer.Option(
+        True, "--warm-start/--cold-start", help="synthetic: start with the cluster in steady state, not empty"
+    ),
     seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1, help="random seed"),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="node failures (wanka.ops per-node rates)"),
     compare_policies: bool = typer.Option(False, "--compare-policies", help="run every policy side by side"),
@@ -130,7 +138,9 @@ def schedule(
     c, fm = _cluster(cluster)
     wl: Workload
     if synthetic is not None:
-        wl = synthetic_workload(synthetic, c, jobs or 2000, seed=seed, load=load)
+        if load is not None and not 0 < load <= 10:  # also refuses nan
+            raise SpecError(f"= {load!r}: offered load must be in (0, 10]", field="--load")
+        wl = synthetic_workload(synthetic, c, jobs or 2000, seed=seed, load=load, warm_start=warm_start)
     else:
         assert trace is not None
         wl = load_trace(trace)
