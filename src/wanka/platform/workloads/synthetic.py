@@ -188,7 +188,7 @@ def synthetic_workload(
         r = np.clip(np.exp(fit.run_mu + fit.run_sigma * z2), 1.0, fit.max_run_s)
         return g, r, np.where(g >= G, -(-g // G) * G, g)
 
-    gpus, run, alloc = draw(jobs)
+    gpus, run, _ = draw(jobs)
     pool_g, pool_r, pool_a = draw(max(20_000, jobs))  # the rate comes from a large sample: stable per seed
     rate = load * c.total_gpus / float((pool_a * pool_r).mean())  # jobs per second for the offered load
     submit = np.cumsum(rng.exponential(1.0 / rate, jobs))
