@@ -404,7 +404,7 @@ class Simulator:
             return 0.0, 0.0
         st = self.state
         G = st.G
-        counts = st.counts
+        counts = np.asarray(st.counts)
         k = np.arange(G + 1)
         free = float(st.free_gpus)
         usable = 0.0
