@@ -73,6 +73,8 @@ def collective_cmd(
         raise SpecError(f"= {nbytes!r}: must be between 1 B and 1 TiB", field="--bytes")
     if routing not in (None, "ecmp", "adaptive"):
         raise SpecError(f"= {routing!r}: must be ecmp or adaptive", field="--routing")
+    if not 1 <= qps <= 64:
+        raise SpecError(f"= {qps}: must be between 1 and 64", field="--qps")
     if gpus is not None and not 1 <= gpus <= 2_000_000:
         raise SpecError(f"= {gpus}: must be 1 .. 2,000,000", field="--gpus")
     if scenario is not None:

@@ -59,8 +59,8 @@ def facility_cmd(
 ) -> None:
     """Power, racks, PUE, energy, electricity cost and CO2 of a cluster and its training job."""
     s = load_scenario(scenario)
-    if days is not None and not days > 0:
-        raise SpecError(f"= {days!r}: must be a positive number of days", field="--days")
+    if days is not None and not 0 < days <= 36_500:
+        raise SpecError(f"= {days!r}: must be a number of days in (0, 36,500]", field="--days")
     need_u = utilization is None and s.facility.gpu_utilization is None
     step = _step(s) if need_u or (days is None and s.campaign_days is None) else None
     u = utilization if utilization is not None else None if not need_u else getattr(step, "mfu", None)
