@@ -79,3 +79,15 @@ def test_schema_text_names_fields_and_ranges(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     assert "nodes: integer (> 0 and ≤ 2,000,000, required)" in out
     assert "micro_batch" in out and "batch_tokens" in out
+
+
+def test_lang_zh_text_output_json_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--lang", "zh", "show", "traditional-512-a100"]) == 0
+    zh = capsys.readouterr().out
+    assert "加速卡" in zh and "accelerators " not in zh
+    assert main(["--lang", "zh", "show", "traditional-512-a100", "--json"]) == 0
+    d_zh = json.loads(capsys.readouterr().out)
+    assert main(["--lang", "en", "show", "traditional-512-a100", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == d_zh  # JSON keys and values stay English
+    assert main(["--lang", "en", "show", "traditional-512-a100"]) == 0
+    assert "accelerators" in capsys.readouterr().out

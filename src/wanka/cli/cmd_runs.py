@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
+from wanka.cli.lang import tr
 from wanka.fileio import check_output
 from wanka.store import DEFAULT_DB, FORMATS, PointRecord, RunInfo, RunStore, StoreError, export_run
 from wanka.units import format_duration
@@ -93,7 +94,7 @@ def runs_list(
         emit_json([r.to_dict() for r in runs])
         return
     if not runs:
-        console.print(f"no runs in {db}")
+        console.print(tr(f"no runs in {db}", f"{db} 中没有运行记录"))
         return
     t = Table(box=None, pad_edge=False, header_style="bold")
     for c in ("id", "sweep", "mode", "status", "points", "errors", "created", "hash"):

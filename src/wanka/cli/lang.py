@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["LANGS", "current", "set_lang", "translate_error"]
+__all__ = ["LANGS", "current", "set_lang", "tr", "translate_error"]
 
 LANGS = ("en", "zh")
 _state = {"lang": ""}
@@ -63,3 +63,8 @@ def translate_error(line: str) -> str:
     for en in sorted(_ZH, key=len, reverse=True):
         line = line.replace(en, _ZH[en])
     return line
+
+
+def tr(en: str, zh: str) -> str:
+    """``zh`` when the current language is Chinese, else ``en`` (labels of text output; JSON stays English)."""
+    return zh if current() == "zh" else en
