@@ -216,6 +216,8 @@ SWEEPS = {
     "unknown axis": "base: traditional-512-a100\naxes:\n  cluster.nodez: [1]\n",
     "not utf-8": b"base: traditional-512-a100\naxes:\n  cluster.nodes: [\xff]\n",
     "bad axis value": "base: traditional-512-a100\naxes:\n  cluster.fabric.nic: [Nope]\n",
+    "bad set value": "base: traditional-512-a100\nset: {cluster.nodes: -1}\n"
+    "axes:\n  cluster.fabric.nic_gbps_per_gpu: [200]\n",
 }
 
 
@@ -236,6 +238,7 @@ TRACES = {
     "NUL": b"submit_s,duration_s,gpus\n0,10,8\x00\n",
     "ragged": "submit_s,duration_s,gpus\n0,10\n",
     "unknown header": "a,b\n1,2\n",
+    "header only": "submit_s,duration_s,gpus\n",
 }
 
 

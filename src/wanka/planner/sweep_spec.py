@@ -268,6 +268,17 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
         size *= len(v)
     if size > MAX_POINTS:
         raise err(f"the axes make {size:,} points; at most {MAX_POINTS:,}", "axes")
+    # every `set:` value must be valid for its own field (else every point would fail the same way)
+    try:
+        point_scenario(job, {})
+    except SpecError as e:
+        for pr in e.problems:
+            hit = next(
+                (q for q in job.fixed if pr.field and (pr.field == q[0] or pr.field.startswith(q[0] + "."))), None
+            )
+            if hit is not None:
+                detail = pr.detail if pr.detail.startswith("= ") else f"= {hit[1]!r}: {pr.detail}"
+                raise err(detail, f"set.{hit[0]}", ("set", hit[0])) from None
     # each value must be valid for its own field; rules across fields (domain size vs GPUs per node)
     # depend on the other axes and are checked per point, where a failure is stored as that point's error
     for path, values in axes:

@@ -156,6 +156,8 @@ def load_pai_pods(path: str | Path | None = None) -> Workload:
                 name=row.get("name", ""),
             )
         )
+    if not jobs:
+        raise TraceError(f"{p}: no GPU job ({cpu} CPU-only and {never} never-scheduled pods skipped)")
     notes = (
         f"{cpu} CPU-only pods and {never} never-scheduled pods skipped",
         f"{shared} GPU-sharing pods (gpu_milli < 1000) allocated a whole GPU",
@@ -181,6 +183,8 @@ def load_generic_trace(path: str | Path) -> Workload:
                 tp=tp,
             )
         )
+    if not jobs:
+        raise TraceError(f"{p}: no jobs (only a header)")
     return Workload(p.stem, tuple(jobs), str(p))
 
 
