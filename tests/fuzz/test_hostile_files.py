@@ -351,11 +351,25 @@ def test_damaged_store_rows_are_errors(tmp_path: Path, store: Path, cli: Any) ->
         assert cli(argv).code == 2
 
 
-@pytest.mark.parametrize("content", [b"not a database at all", b"", b"SQLite format 3\x00" + b"\x00" * 100])
-def test_non_store_db_refused(content: bytes, cli: Any, write: Any) -> None:
-    db = write("x.db", content)
+@pytest.mark.parametrize("kind", ["text", "other sqlite db", "sqlite header only"])
+@pytest.mark.parametrize("cmd", ["runs list", "sweep"])
+def test_foreign_db_never_changed(kind: str, cmd: str, cli: Any, write: Any, tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "x.db"
+    if kind == "text":
+        db.write_bytes(b"not a database at all\n")
+    elif kind == "sqlite header only":
+        db.write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    else:
+        with sqlite3.connect(db) as c:
+            c.execute("CREATE TABLE mine (x INTEGER)")
+            c.execute("INSERT INTO mine VALUES (42)")
     before = _digest(db)
-    o = cli(["runs", "list", "--db", db])
-    assert o.code in (0, 2)
-    if content:
-        assert _digest(db) == before or o.code == 0
+    if cmd == "sweep":
+        sw = write("sw.yaml", "base: traditional-512-a100\naxes:\n  cluster.fabric.nic_gbps_per_gpu: [200]\n")
+        argv = ["sweep", sw, "--db", db, "--no-progress"]
+    else:
+        argv = ["runs", "list", "--db", db]
+    assert cli(argv).code == 2
+    assert _digest(db) == before

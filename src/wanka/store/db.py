@@ -178,6 +178,14 @@ class RunStore:
             raise StoreError(f"--db {self.path}: folder {self.path.parent} does not exist")
         try:
             self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            if self.path.exists() and self.path.stat().st_size > 0:
+                # an existing file must already be a wanka run store: someone else's database is never changed
+                tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if not {"meta", "runs", "points"} <= tables:
+                    self._db.close()
+                    raise StoreError(
+                        f"--db {self.path} is a SQLite database but not a wanka run store; refusing to change it"
+                    )
             self._db.execute("PRAGMA busy_timeout = 30000")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
@@ -186,7 +194,7 @@ class RunStore:
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is None:
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) != SCHEMA_VERSION:
+            elif str(row[0]) != str(SCHEMA_VERSION):
                 raise StoreError(f"{self.path} has run-store schema {row[0]}; this wanka reads {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as e:
             raise StoreError(f"--db {self.path} is not a wanka run store ({e})") from None
