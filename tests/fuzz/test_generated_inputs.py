@@ -201,3 +201,24 @@ def test_c_loader_identical_on_shipped_files(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert yamlio.parse(text)[0] == yamlio.parse(text, loader=yamlio.SafeLoader12)[0]
     assert yamlio.FastLoader is not yamlio.SafeLoader12 or not yaml.__with_libyaml__
+
+
+SWEEP_PATHS = ["cluster.nodes", "cluster.fabric.nic_gbps_per_gpu", "training.micro_batch", "failures.hot_spares", "x.y"]
+
+
+@settings(FUZZ, max_examples=40)
+@given(
+    path=st.sampled_from(SWEEP_PATHS),
+    values=st.one_of(HOSTILE, st.lists(HOSTILE, max_size=3)),
+    extra=st.dictionaries(st.sampled_from(["mode", "parallel", "search", "reliability", "set", "name"]), HOSTILE),
+)
+def test_sweep_spec_fuzz(path: str, values: Any, extra: dict[str, Any]) -> None:
+    """A sweep mapping with hostile axes and options: a valid sweep or a SpecError, nothing else."""
+    from wanka.planner import parse_sweep
+
+    data = {"base": "traditional-512-a100", "axes": {path: values}, **extra}
+    try:
+        spec = parse_sweep(data, source="fuzz.yaml")
+    except SpecError:
+        return
+    assert spec.size >= 1 and isinstance(values, list)
