@@ -122,15 +122,17 @@ def plan(
     A scenario without a `parallel:` block gets the fastest strategy `wanka search` finds.
     """
     check_output_path(trace, field="--trace")
-    from wanka.planner.export import EXPORT_FORMATS, launch_args
-
-    if export is not None and export not in EXPORT_FORMATS:
-        raise SpecError(f"= {export!r} — must be one of {', '.join(EXPORT_FORMATS)}", field="--export")
+    if export is not None and export not in ("megatron", "nemo"):  # wanka.planner.export.EXPORT_FORMATS
+        raise SpecError(f"= {export!r} — must be one of megatron, nemo", field="--export")
     sc = load_scenario(scenario)
-    from wanka.planner.pick import with_strategy
+    chosen = False
+    if sc.parallel is None:  # importing the planner costs ~80 ms: only when a strategy must be found
+        from wanka.planner.pick import with_strategy
 
-    sc, chosen = with_strategy(sc)
+        sc, chosen = with_strategy(sc)
     if export is not None:
+        from wanka.planner.export import launch_args
+
         args = launch_args(sc, export)
         if json_out:
             emit_json({"framework": export, "scenario": sc.name, "gpus": sc.gpus, "args": args})
