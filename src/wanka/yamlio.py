@@ -6,7 +6,8 @@ PyYAML follows YAML 1.1, where a float needs a dot and a signed exponent (``1.0e
 gives identical results (tested) and is the fallback.
 
 :func:`parse` composes the node tree once, refuses nesting deeper than :data:`MAX_DEPTH` and alias
-expansion beyond :data:`MAX_NODES` nodes ("billion laughs"), then builds the Python data from the
+expansion beyond :data:`MAX_NODES` nodes ("billion laughs") and a key given twice in one mapping (PyYAML
+would keep the last silently), then builds the Python data from the
 same tree, so line numbers come for free.
 """
 
@@ -63,6 +64,18 @@ def _check_tree(root: yaml.Node, source: str | None) -> None:
             children: list[yaml.Node] = list(node.value)
         elif isinstance(node, yaml.MappingNode):
             children = [x for kv in node.value for x in kv]
+            if not done:
+                seen: dict[str, int] = {}
+                for k, _ in node.value:
+                    if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                        if k.value in seen:
+                            raise SpecError(
+                                f"key {k.value!r} appears twice in one mapping (first on line {seen[k.value]}); "
+                                "YAML would silently keep the last",
+                                source=source,
+                                line=k.start_mark.line + 1,
+                            )
+                        seen[k.value] = k.start_mark.line + 1
         else:
             size[id(node)] = 1
             continue

@@ -49,6 +49,7 @@ SCENARIOS: dict[str, str | bytes] = {
     "unhashable key": "? [a]\n: 1\n",
     "duplicate anchors and tags": "cluster: !!python/object:os.system {}\n",
     "missing base file": "base: nowhere.yaml\n",
+    "duplicate key": GOOD + "cluster:\n  nodes: 4\n  nodes: 8\n",
 }
 
 COMMANDS = [
