@@ -374,3 +374,14 @@ def test_foreign_db_never_changed(kind: str, cmd: str, cli: Any, write: Any, tmp
         argv = ["runs", "list", "--db", db]
     assert cli(argv).code == 2
     assert _digest(db) == before
+
+
+def test_sweep_problems_all_at_once(cli: Any, write: Any, tmp_path: Path) -> None:
+    f = write(
+        "sw.yaml",
+        "base: traditional-512-a100\nmode: fast\nreliability: {seed: -1}\naxes:\n  cluster.nodez: [1]\n",
+    )
+    o = cli(["sweep", f, "--db", tmp_path / "w.db", "--no-progress"])
+    lines = o.err.strip().splitlines()
+    assert o.code == 2 and len(lines) == 3, o.err
+    assert {"mode", "reliability.seed", "axes.cluster.nodez"} == {ln.split()[1] for ln in lines}

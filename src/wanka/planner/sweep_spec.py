@@ -196,60 +196,84 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
 
     if not isinstance(data, Mapping):
         raise SpecError(f"expected a mapping with base and axes, got {type(data).__name__}", source=source)
+    problems: list[SpecError] = []  # every independent problem is reported at once
+
+    def bad(message: str, field: str, loc: tuple[str, ...] = ()) -> None:
+        problems.append(err(message, field, loc))
+
     for k in data:
         if k not in _TOP_KEYS:
-            raise err(f"unknown field; allowed: {', '.join(_TOP_KEYS)}", str(k), (str(k),))
+            bad(f"unknown field; allowed: {', '.join(_TOP_KEYS)}", str(k), (str(k),))
+    base: Scenario | None = None
+    base_ref = ""
     if "base" not in data:
-        raise err("required field is missing (a preset name or scenario file)", "base")
-    here = Path(source).parent if source else None
-    base_ref = _base_ref(data["base"], here)
-    try:
-        base = load_scenario(base_ref)
-    except SpecError as e:
-        raise err(str(e), "base") from None
+        bad("required field is missing (a preset name or scenario file)", "base")
+    else:
+        here = Path(source).parent if source else None
+        try:
+            base_ref = _base_ref(data["base"], here)
+            base = load_scenario(base_ref)
+        except SpecError as e:
+            bad(e.detail if e.field == "base" else str(e), "base")
     mode = data.get("mode", "plan")
     if mode not in MODES:
-        raise err(f"= {mode!r}: must be one of {', '.join(MODES)}", "mode")
+        bad(f"= {mode!r}: must be one of {', '.join(MODES)}", "mode")
     policy = data.get("parallel", "keep")
     if policy not in POLICIES:
-        raise err(f"= {policy!r}: must be keep (the base strategy where it fits) or auto (search)", "parallel")
-    if base.model is None or base.training is None:
-        raise err(f"base scenario {base_ref!r} has no training job (model and training)", "base")
+        bad(f"= {policy!r}: must be keep (the base strategy where it fits) or auto (search)", "parallel")
+    if base is not None and (base.model is None or base.training is None):
+        bad(f"base scenario {base_ref!r} has no training job (model and training)", "base")
     axes_raw = data.get("axes")
-    if not isinstance(axes_raw, Mapping) or not axes_raw:
-        raise err("must map at least one dotted field path to a list of values", "axes")
     axes: list[tuple[str, tuple[Any, ...]]] = []
+    if not isinstance(axes_raw, Mapping) or not axes_raw:
+        bad("must map at least one dotted field path to a list of values", "axes")
+        axes_raw = {}
     for path, values in axes_raw.items():
         field = f"axes.{path}"
         try:
             check_path(path, field)
         except SpecError as e:
-            raise err(e.detail, field, ("axes", str(path))) from None
+            bad(e.detail, field, ("axes", str(path)))
+            continue
         if not isinstance(values, list) or not values:
-            raise err(f"= {values!r}: must be a non-empty list of values", field, ("axes", path))
+            bad(f"= {values!r}: must be a non-empty list of values", field, ("axes", path))
+            continue
         if len({point_key({"v": v}) for v in values}) != len(values):
-            raise err("lists a value twice", field, ("axes", path))
+            bad("lists a value twice", field, ("axes", path))
+            continue
         axes.append((path, tuple(values)))
     fixed_raw = data.get("set") or {}
     if not isinstance(fixed_raw, Mapping):
-        raise err("must map dotted field paths to values", "set")
+        bad("must map dotted field paths to values", "set")
+        fixed_raw = {}
     for path in fixed_raw:
         try:
             check_path(path, f"set.{path}")
         except SpecError as e:
-            raise err(e.detail, f"set.{path}", ("set", str(path))) from None
+            bad(e.detail, f"set.{path}", ("set", str(path)))
+            continue
         if path in axes_raw:
-            raise err("is also an axis; give it in one place", f"set.{path}", ("set", str(path)))
-    so = _options(data.get("search"), _SEARCH_KEYS, "search")
-    if so.get("objective", "time") not in OBJECTIVES:
-        raise err(f"= {so['objective']!r}: must be one of {', '.join(OBJECTIVES)}", "search.objective")
-    if not (1 <= so.get("top", 5) <= 100):
-        raise err(f"= {so['top']}: must be between 1 and 100", "search.top")
-    ro = _options(data.get("reliability"), _RELIABILITY_KEYS, "reliability")
-    if not (1 <= ro.get("replicas", 200) <= 100_000):
-        raise err(f"= {ro['replicas']}: must be between 1 and 100,000", "reliability.replicas")
-    if not (0 <= ro.get("seed", 0) <= 2**32 - 1):
-        raise err(f"= {ro['seed']}: must be between 0 and 4,294,967,295", "reliability.seed")
+            bad("is also an axis; give it in one place", f"set.{path}", ("set", str(path)))
+    so: dict[str, Any] = {}
+    ro: dict[str, Any] = {}
+    try:
+        so = _options(data.get("search"), _SEARCH_KEYS, "search")
+        if so.get("objective", "time") not in OBJECTIVES:
+            bad(f"= {so['objective']!r}: must be one of {', '.join(OBJECTIVES)}", "search.objective")
+        if not (1 <= so.get("top", 5) <= 100):
+            bad(f"= {so['top']}: must be between 1 and 100", "search.top")
+    except SpecError as e:
+        problems.append(err(e.detail, e.field or "search", tuple((e.field or "search").split("."))))
+    try:
+        ro = _options(data.get("reliability"), _RELIABILITY_KEYS, "reliability")
+        if not (1 <= ro.get("replicas", 200) <= 100_000):
+            bad(f"= {ro['replicas']}: must be between 1 and 100,000", "reliability.replicas")
+        if not (0 <= ro.get("seed", 0) <= 2**32 - 1):
+            bad(f"= {ro['seed']}: must be between 0 and 4,294,967,295", "reliability.seed")
+    except SpecError as e:
+        problems.append(err(e.detail, e.field or "reliability", tuple((e.field or "reliability").split("."))))
+    if problems or base is None:
+        raise SpecError.collect(problems)
     base_data = base.model_dump(mode="json")
     job = SweepJob(
         base=base_data,
