@@ -11,6 +11,7 @@ for name in (
     "bench_platform",
     "bench_planner",
     "bench_serve",
+    "bench_startup",
     "check_extra_runs",
 ):
     print(f"== {name}")

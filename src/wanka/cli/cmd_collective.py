@@ -131,7 +131,7 @@ def collective_cmd(
     routing: Annotated[str | None, typer.Option("--routing", help="ecmp or adaptive (default: both)")] = None,
     placement: Annotated[str, typer.Option("--placement", help="contiguous or random (fragmented)")] = "contiguous",
     qps: Annotated[int, typer.Option("--qps", help="hashed sub-flows per connection")] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="ECMP hash / placement seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="ECMP hash / placement seed")] = 0,
     sweep: Annotated[bool, typer.Option("--sweep", help="nccl-tests table from --min-bytes to --max-bytes")] = False,
     min_bytes: Annotated[str, typer.Option("--min-bytes", help="sweep start (nccl-tests -b)")] = "8",
     max_bytes: Annotated[str, typer.Option("--max-bytes", help="sweep end (nccl-tests -e)")] = "8G",
@@ -174,6 +174,8 @@ def collective_cmd(
     size_b = sizes_b["--bytes"]
     if routing not in (None, "ecmp", "adaptive"):
         raise SpecError(f"= {routing!r}: must be ecmp or adaptive", field="--routing")
+    if not 1 <= qps <= 64:
+        raise SpecError(f"= {qps}: must be between 1 and 64", field="--qps")
     if gpus is not None and not 1 <= gpus <= 2_000_000:
         raise SpecError(f"= {gpus}: must be 1 .. 2,000,000", field="--gpus")
     log = None

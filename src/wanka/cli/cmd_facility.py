@@ -22,10 +22,18 @@ __all__: list[str] = []
 
 
 def _step(scenario: Scenario) -> Any | None:
-    """The engine's StepResult when the engine accepts the job; else None (first-order figures)."""
-    if scenario.training is None or scenario.parallel is None:
+    """The engine's StepResult when the engine accepts the job (a scenario without a strategy gets the
+    one `wanka search` picks, as in `plan`); else None (first-order figures)."""
+    if scenario.training is None or scenario.model is None:
         return None
     try:
+        from wanka.planner.pick import with_strategy
+
+        scenario, chosen = with_strategy(scenario)
+        if chosen:
+            err_console.print(
+                "note: strategy from `wanka search` (the scenario gives no parallel: block)", markup=False
+            )
         return estimate_step(scenario)
     except InfeasibleError as e:
         err_console.print(f"note: step model: {e}; using first-order figures", markup=False)
@@ -65,8 +73,8 @@ def facility_cmd(
     if convention not in ("facility", "model-card"):
         raise SpecError(f"= {convention!r}: must be facility or model-card", field="--convention")
     s = load_scenario(scenario)
-    if days is not None and not days > 0:
-        raise SpecError(f"= {days!r}: must be a positive number of days", field="--days")
+    if days is not None and not 0 < days <= 36_500:
+        raise SpecError(f"= {days!r}: must be a number of days in (0, 36,500]", field="--days")
     need_u = utilization is None and s.facility.gpu_utilization is None
     step = _step(s) if need_u or (days is None and s.campaign_days is None) else None
     u = utilization if utilization is not None else None if not need_u else getattr(step, "mfu", None)

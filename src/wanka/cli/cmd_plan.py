@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json, write_text_atomic
+from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
 from wanka.engine import StepResult, chrome_trace, estimate_step
-from wanka.errors import InfeasibleError, WankaError
+from wanka.errors import SpecError, WankaError
 from wanka.spec import Scenario, load_scenario
 from wanka.units import format_bytes, format_duration
 
@@ -102,7 +102,8 @@ def print_plan(sc: Scenario, r: StepResult) -> None:
             f"(training stalls {format_duration(ck['blocking_s'])}, {sc.checkpoint.mode}), "
             f"load {format_duration(ck['load_s'])}"
         )
-    notes = list(r.assumptions) + list(sc.assumptions)
+    batch = [a for a in sc.assumptions if a.startswith("training.batch_tokens")]
+    notes = batch + list(r.assumptions) + [a for a in sc.assumptions if a not in batch]
     if notes:
         console.print(" assumptions    " + "\n                ".join(notes[:8]))
     ops_notes = _operating_assumptions(sc, r.step_time_s)
@@ -125,21 +126,35 @@ def plan(
     scenario: Annotated[str, typer.Argument(help="preset name or scenario YAML file")],
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="write one iteration as Chrome-trace JSON")] = None,
+    export: Annotated[
+        str | None,
+        typer.Option("--export", help="print the strategy as launch arguments: megatron (pretrain_gpt.py) or nemo"),
+    ] = None,
 ) -> None:
     """Step time, its breakdown, memory per GPU, MFU and time to train of a scenario's job.
 
     A scenario without a `parallel:` block gets the fastest strategy `wanka search` finds.
     """
+    check_output_path(trace, field="--trace")
+    if export is not None and export not in ("megatron", "nemo"):  # wanka.planner.export.EXPORT_FORMATS
+        raise SpecError(f"= {export!r} — must be one of megatron, nemo", field="--export")
     sc = load_scenario(scenario)
     chosen = False
-    if sc.parallel is None and sc.model is not None and sc.training is not None:
-        from wanka.planner import candidate_scenario, search
+    if sc.parallel is None:  # importing the planner costs ~80 ms: only when a strategy must be found
+        from wanka.planner.pick import with_strategy
 
-        best = search(sc, top=1).top
-        if not best:
-            raise InfeasibleError(f"no parallel strategy for {sc.name!r} fits; see `wanka search {scenario}`")
-        sc = candidate_scenario(sc, best[0])
-        chosen = True
+        sc, chosen = with_strategy(sc)
+    if export is not None:
+        from wanka.planner.export import launch_args
+
+        args = launch_args(sc, export)
+        if json_out:
+            emit_json({"framework": export, "scenario": sc.name, "gpus": sc.gpus, "args": args})
+        else:
+            dp = sc.parallel.dp if sc.parallel else 1
+            console.print(f"# {sc.name}: {sc.gpus:,} GPUs (data parallel {dp} = world / tp·pp·cp)", markup=False)
+            console.print(" \\\n".join(args), markup=False, highlight=False)
+        return
     r = estimate_step(sc)
     if trace is not None:
         write_text_atomic(trace, json.dumps(chrome_trace(r, name=sc.name)), field="--trace")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, check_output_path, console, emit_json, err_console
 from wanka.errors import InfeasibleError, SpecError
 from wanka.ops import simulate_campaign
 from wanka.spec import Scenario, load_scenario
@@ -50,7 +50,7 @@ def _pct(x: float) -> str:
 def reliability_cmd(
     scenario: Annotated[str, typer.Argument(help="preset name or scenario file")],
     replicas: Annotated[int, typer.Option("--replicas", help="Monte Carlo replicas")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="random seed (same seed, same result)")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="random seed (same seed, same result)")] = 0,
     step_time: Annotated[
         float | None, typer.Option("--step-time", help="steady-state step time, s (default: the engine's estimate)")
     ] = None,
@@ -61,9 +61,14 @@ def reliability_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Failures, recovery and checkpointing over a whole campaign: interruptions, ETTR, time to train."""
-    s = load_scenario(scenario)
+    from wanka.planner.pick import with_strategy
+
+    s, chosen = with_strategy(load_scenario(scenario)) if step_time is None else (load_scenario(scenario), False)
+    if chosen:
+        err_console.print("note: strategy from `wanka search` (the scenario gives no parallel: block)", markup=False)
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
         raise SpecError(f"= {str(plot)!r}: must end in .png or .svg", field="--plot")
+    check_output_path(plot, field="--plot")
     dt, dt_from = _step_time(s, step_time)
     r = simulate_campaign(s, step_time_s=dt, seed=seed, replicas=replicas)
     if plot is not None:

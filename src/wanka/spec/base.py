@@ -10,4 +10,4 @@ __all__ = ["Spec"]
 class Spec(BaseModel):
     """Base class of the scenario tree: immutable, strict about names and types."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, validate_default=True, allow_inf_nan=False)

@@ -21,11 +21,11 @@ when the config extends the context with YaRN/linear scaling (DeepSeek-V3: 4096)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from wanka import fileio
 from wanka.errors import SpecError
 from wanka.spec.io import parse_model
 from wanka.spec.model import ModelSpec
@@ -59,6 +59,9 @@ _MODEL_TYPES = {
     "qwen3_next": "Qwen3NextForCausalLM",
 }
 SUPPORTED_ARCHITECTURES = tuple(sorted(_FAMILY))
+_MAX_INT = 100_000_000  # no dimension of a real model comes near this; bounds every loop and allocation
+_MAX_LAYERS = 10_000
+_MAX_SEQ = 100_000_000
 # The gated FFN of these families is act(x W_gate) * (x W_up) W_down; with SiLU that is SwiGLU.
 _GATED_ACTS = {"silu": "swiglu", "swish": "swiglu"}
 
@@ -76,7 +79,7 @@ class _Cfg:
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
 
-    def int(self, key: str, default: int | None = None, *, minimum: int = 1) -> int:
+    def int(self, key: str, default: int | None = None, *, minimum: int = 1, maximum: int = _MAX_INT) -> int:
         if key not in self.data or self.data[key] is None:
             if default is None:
                 raise self._err(key, "required key is missing from config.json")
@@ -84,8 +87,8 @@ class _Cfg:
         v = self.data[key]
         if isinstance(v, bool) or not isinstance(v, int):
             raise self._err(key, f"= {v!r}: must be an integer")
-        if v < minimum:
-            raise self._err(key, f"= {v!r}: must be >= {minimum}")
+        if not minimum <= v <= maximum:
+            raise self._err(key, f"= {v!r}: must be between {minimum:,} and {maximum:,}")
         return v
 
     def bool(self, key: str, default: bool) -> bool:
@@ -125,13 +128,33 @@ def _ffn_act(cfg: _Cfg) -> str:
     return _GATED_ACTS[act]
 
 
-def _seq_len(cfg: _Cfg, override: int | None) -> int:
+def _seq_len(cfg: _Cfg, override: int | None) -> tuple[int, str]:
+    """The pre-training context and a note saying where it came from.
+
+    ``rope_scaling`` extends a model's context after pre-training. YaRN, Llama 3.1 ("llama3") and
+    LongRoPE configs name the pre-training length as ``original_max_position_embeddings`` (DeepSeek-V3:
+    4096 of 163840; Llama 3.1: 8192 of 131072). Linear and dynamic NTK scaling leave
+    ``max_position_embeddings`` at the trained length and stretch it by ``factor`` at inference.
+    """
     if override is not None:
-        return override
+        return override, ""
     scaling = cfg.data.get("rope_scaling")
-    if isinstance(scaling, Mapping) and isinstance(scaling.get("original_max_position_embeddings"), int):
-        return int(scaling["original_max_position_embeddings"])
-    return cfg.int("max_position_embeddings")
+    if scaling is None:
+        return cfg.int("max_position_embeddings", maximum=_MAX_SEQ), ""
+    if not isinstance(scaling, Mapping):
+        raise cfg._err("rope_scaling", f"= {scaling!r}: must be a mapping (or null)")
+    kind = scaling.get("rope_type", scaling.get("type"))
+    orig = scaling.get("original_max_position_embeddings")
+    if orig is not None:
+        if isinstance(orig, bool) or not isinstance(orig, int) or not 1 <= orig <= _MAX_SEQ:
+            raise cfg._err(
+                "rope_scaling.original_max_position_embeddings", f"= {orig!r}: must be an integer 1 .. {_MAX_SEQ:,}"
+            )
+        ext = cfg.data.get("max_position_embeddings")
+        return orig, f"seq_len {orig:,}: pre-training context from rope_scaling ({kind}; extended to {ext})."
+    n = cfg.int("max_position_embeddings", maximum=_MAX_SEQ)
+    factor = scaling.get("factor")
+    return n, f"seq_len {n:,}: max_position_embeddings, which {kind} rope_scaling (factor {factor}) extends at use."
 
 
 def _moe_block(cfg: _Cfg, family: str, n_layers: int) -> tuple[dict[str, Any] | None, str]:
@@ -272,7 +295,8 @@ def model_from_hf_config(
     family = _FAMILY[arch]
     hidden = cfg.int("hidden_size")
     n_heads = cfg.int("num_attention_heads")
-    n_layers = cfg.int("num_hidden_layers")
+    n_layers = cfg.int("num_hidden_layers", maximum=_MAX_LAYERS)
+    seq, seq_note = _seq_len(cfg, seq_len)
     spec: dict[str, Any] = {
         "name": name or str(data.get("_name_or_path") or "imported").rstrip("/").split("/")[-1],
         "type": "dense",
@@ -283,7 +307,7 @@ def model_from_hf_config(
         "ffn_hidden": cfg.int("intermediate_size"),
         "ffn_act": _ffn_act(cfg),
         "vocab": cfg.int("vocab_size"),
-        "seq_len": _seq_len(cfg, seq_len),
+        "seq_len": seq,
         "tied_embeddings": cfg.bool("tie_word_embeddings", False),
     }
     if family != "deepseek" and cfg.has("head_dim"):
@@ -306,21 +330,14 @@ def model_from_hf_config(
         spec["mtp_layers"] = cfg.int("num_nextn_predict_layers", 0, minimum=0)
     note += _layer_mix(cfg, arch, spec)
     spec["source"] = f"Hugging Face config.json ({arch})" + (f": {source}" if source else "")
-    spec["notes"] = note.strip()
+    spec["notes"] = (seq_note + " " + note).strip()
     return parse_model(spec, source)
 
 
 def load_hf_config(path: str | Path, *, name: str | None = None, seq_len: int | None = None) -> ModelSpec:
     """Read a ``config.json`` file; malformed JSON is a SpecError with the line number."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise SpecError(f"cannot read file: {e.strerror}", source=str(p)) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SpecError(f"malformed JSON: {e.msg}", source=str(p), line=e.lineno) from None
+    data = fileio.read_json(p, field="config")
     if name is None and p.stem == "config" and p.parent.name:
         name = p.parent.name
     elif name is None:

@@ -183,6 +183,11 @@ class ModelSpec(Spec):
         self._check_pattern()
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads = {self.n_heads} must be a multiple of n_kv_heads = {self.n_kv_heads}")
+        if self.head_dim is None and self.n_heads > self.hidden:
+            raise ValueError(
+                f"n_heads = {self.n_heads} exceeds hidden = {self.hidden} (head dim hidden / n_heads would be 0); "
+                "give head_dim or fewer heads"
+            )
         if self.type == "moe" and self.moe is None:
             raise ValueError("type = 'moe' needs a moe block")
         if self.type == "dense" and self.moe is not None:
