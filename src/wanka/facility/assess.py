@@ -194,7 +194,7 @@ def assess(
     capex = f.hardware_usd_per_gpu * c.accelerators if f.hardware_usd_per_gpu is not None else None
     notes += list(net.assumptions) + list(rack.assumptions)
     if f.pue is None:
-        notes.append(f"PUE {pue}: typical for {f.cooling} cooling (facility.yaml: {cool.source[:60]}…)")
+        notes.append(f"PUE {pue}: typical for {f.cooling} cooling (facility.yaml: {cool.source})")  # whole, never cut
     return FacilityResult(
         scenario=scenario.name,
         cooling=f.cooling,

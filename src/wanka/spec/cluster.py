@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
-from wanka.spec.base import Spec
+from wanka.spec.base import FieldError, Spec
 
 __all__ = ["ClusterSpec", "FabricSpec", "ScaleUpSpec", "StorageSpec"]
 
@@ -110,15 +110,16 @@ class ClusterSpec(Spec):
     @model_validator(mode="after")
     def _check(self) -> ClusterSpec:
         if self.nodes * self.gpus_per_node > MAX_ACCELERATORS:
-            raise ValueError(
+            raise FieldError(
+                "nodes",
                 f"nodes × gpus_per_node = {self.nodes * self.gpus_per_node:,} accelerators; "
                 f"at most {MAX_ACCELERATORS:,} are allowed"
             )
         d = self.scale_up.domain_size
         if d > self.gpus_per_node and d % self.gpus_per_node:
-            raise ValueError(f"scale_up.domain_size = {d} must be a multiple of gpus_per_node = {self.gpus_per_node}")
+            raise FieldError("scale_up.domain_size", f"scale_up.domain_size = {d} must be a multiple of gpus_per_node = {self.gpus_per_node}")
         if d < self.gpus_per_node and self.gpus_per_node % d:
-            raise ValueError(f"scale_up.domain_size = {d} must divide gpus_per_node = {self.gpus_per_node}")
+            raise FieldError("scale_up.domain_size", f"scale_up.domain_size = {d} must divide gpus_per_node = {self.gpus_per_node}")
         return self
 
     @property

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from wanka import fileio, yamlio
 from wanka.errors import CatalogNameError, SpecError
+from wanka.spec.base import FieldError
 from wanka.spec.cluster import ClusterSpec
 from wanka.spec.model import ModelSpec
 from wanka.spec.scenario import Scenario
@@ -181,6 +182,9 @@ def _validation_problems(
     out: list[SpecError] = []
     for e in err.errors():
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        cause = (e.get("ctx") or {}).get("error")
+        if isinstance(cause, FieldError):  # a cross-field check names the key to change
+            loc = (*loc, *cause.field.split("."))
         field = prefix + ".".join(str(p) for p in loc) if loc else (prefix.rstrip(".") or None)
         typ = e["type"]
         value = e.get("input")
@@ -216,7 +220,7 @@ def _validation_problems(
 
 def _validate(cls: type[T], data: Any, source: str | None, lines: _Lines | None, prefix: str = "") -> T:
     if not isinstance(data, Mapping):
-        raise SpecError(f"expected a mapping of fields, got {type(data).__name__}", source=source)
+        raise SpecError(f"expected a mapping of fields, got {type(data).__name__}", field="(top level)", source=source)
     try:
         return cls.model_validate(dict(data))
     except ValidationError as e:
@@ -381,7 +385,9 @@ def _resolve(data: Mapping[str, Any], source: str | None, depth: int = 0, here: 
         path = _scenario_path(base, here, field="base")
         base_data, _ = read_yaml(path, field="base")
         if not isinstance(base_data, Mapping):
-            raise SpecError(f"expected a mapping of fields, got {type(base_data).__name__}", source=str(path))
+            raise SpecError(
+                f"expected a mapping of fields, got {type(base_data).__name__}", field="base", source=str(path)
+            )
         out = deep_merge(_resolve(base_data, str(path), depth + 1, path.parent), out)
     model = out.get("model")
     if isinstance(model, str):
@@ -402,7 +408,8 @@ def _scenario_path(name_or_path: str | Path, here: Path | None = None, field: st
     if preset.exists():
         return preset
     raise SpecError(
-        f"unknown scenario {str(name_or_path)!r}; presets: {', '.join(list_presets())}, or a path to a .yaml file"
+        f"unknown scenario {str(name_or_path)!r}; presets: {', '.join(list_presets())}, or a path to a .yaml file",
+        field=field,
     )
 
 
@@ -412,7 +419,7 @@ def parse_scenario(
     """Validate a scenario mapping (after resolving ``base`` and a named ``model``); every problem
     (fields, units, catalog names) is reported at once in one SpecError."""
     if not isinstance(data, Mapping):
-        raise SpecError(f"expected a mapping of fields, got {type(data).__name__}", source=source)
+        raise SpecError(f"expected a mapping of fields, got {type(data).__name__}", field="(top level)", source=source)
     out = _resolve(data, source, here=here)
     problems = _unit_fields(out, source, lines)
     problems += _batch_from_tokens(out, source, lines)

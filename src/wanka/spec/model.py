@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
-from wanka.spec.base import Spec
+from wanka.spec.base import FieldError, Spec
 
 __all__ = ["LAYER_KINDS", "LinearAttentionSpec", "MLASpec", "MoESpec", "ModelSpec", "SSMSpec"]
 
@@ -60,21 +60,23 @@ class MoESpec(Spec):
     @model_validator(mode="after")
     def _check(self) -> MoESpec:
         if self.top_k > self.n_experts:
-            raise ValueError(f"top_k = {self.top_k} exceeds n_experts = {self.n_experts}")
+            raise FieldError("top_k", f"top_k = {self.top_k} exceeds n_experts = {self.n_experts}")
         if self.n_experts % self.n_groups:
-            raise ValueError(f"n_groups = {self.n_groups} must divide n_experts = {self.n_experts}")
+            raise FieldError("n_groups", f"n_groups = {self.n_groups} must divide n_experts = {self.n_experts}")
         if self.topk_groups is not None:
             if self.n_groups == 1:
-                raise ValueError("topk_groups needs n_groups > 1 (the experts split into routing groups)")
+                raise FieldError("topk_groups", "topk_groups needs n_groups > 1 (the experts split into routing groups)")
             if self.topk_groups > self.n_groups:
-                raise ValueError(f"topk_groups = {self.topk_groups} exceeds n_groups = {self.n_groups}")
+                raise FieldError("topk_groups", f"topk_groups = {self.topk_groups} exceeds n_groups = {self.n_groups}")
             reachable = self.topk_groups * (self.n_experts // self.n_groups)
             if self.top_k > reachable:
-                raise ValueError(
+                raise FieldError(
+                    "top_k",
                     f"top_k = {self.top_k} exceeds the {reachable} experts of topk_groups = {self.topk_groups} groups"
                 )
         if self.max_nodes_per_token is not None and self.max_nodes_per_token > self.top_k:
-            raise ValueError(
+            raise FieldError(
+                "max_nodes_per_token",
                 f"max_nodes_per_token = {self.max_nodes_per_token} exceeds top_k = {self.top_k}: "
                 "a token reaches at most top_k nodes"
             )
@@ -118,7 +120,7 @@ class LinearAttentionSpec(Spec):
     @model_validator(mode="after")
     def _check(self) -> LinearAttentionSpec:
         if self.n_v_heads % self.n_qk_heads:
-            raise ValueError(f"n_v_heads = {self.n_v_heads} must be a multiple of n_qk_heads = {self.n_qk_heads}")
+            raise FieldError("n_v_heads", f"n_v_heads = {self.n_v_heads} must be a multiple of n_qk_heads = {self.n_qk_heads}")
         return self
 
 
@@ -182,18 +184,19 @@ class ModelSpec(Spec):
     def _check(self) -> ModelSpec:
         self._check_pattern()
         if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"n_heads = {self.n_heads} must be a multiple of n_kv_heads = {self.n_kv_heads}")
+            raise FieldError("n_heads", f"n_heads = {self.n_heads} must be a multiple of n_kv_heads = {self.n_kv_heads}")
         if self.head_dim is None and self.n_heads > self.hidden:
-            raise ValueError(
+            raise FieldError(
+                "n_heads",
                 f"n_heads = {self.n_heads} exceeds hidden = {self.hidden} (head dim hidden / n_heads would be 0); "
                 "give head_dim or fewer heads"
             )
         if self.type == "moe" and self.moe is None:
-            raise ValueError("type = 'moe' needs a moe block")
+            raise FieldError("moe", "type = 'moe' needs a moe block")
         if self.type == "dense" and self.moe is not None:
-            raise ValueError("type = 'dense' must not have a moe block")
+            raise FieldError("moe", "type = 'dense' must not have a moe block")
         if self.moe is not None and self.moe.n_dense_layers > self.n_layers:
-            raise ValueError(f"moe.n_dense_layers = {self.moe.n_dense_layers} exceeds n_layers = {self.n_layers}")
+            raise FieldError("moe.n_dense_layers", f"moe.n_dense_layers = {self.moe.n_dense_layers} exceeds n_layers = {self.n_layers}")
         return self
 
     def _check_pattern(self) -> None:
@@ -201,9 +204,9 @@ class ModelSpec(Spec):
         kinds = set(pat) if pat is not None else {"global"}
         if pat is not None:
             if not pat:
-                raise ValueError("layer_pattern must not be empty (omit it for an all-global stack)")
+                raise FieldError("layer_pattern", "layer_pattern must not be empty (omit it for an all-global stack)")
             if len(pat) > self.n_layers:
-                raise ValueError(f"layer_pattern has {len(pat)} entries, more than n_layers = {self.n_layers}")
+                raise FieldError("layer_pattern", f"layer_pattern has {len(pat)} entries, more than n_layers = {self.n_layers}")
         needs = (
             ("sliding", "sliding_window", self.sliding_window),
             ("chunked", "attention_chunk", self.attention_chunk),
@@ -212,9 +215,9 @@ class ModelSpec(Spec):
         )
         for kind, fld, value in needs:
             if kind in kinds and value is None:
-                raise ValueError(f"{fld} is required: layer_pattern has {kind!r} layers")
+                raise FieldError(fld, f"{fld} is required: layer_pattern has {kind!r} layers")
             if kind not in kinds and value is not None:
-                raise ValueError(f"{fld} is set but layer_pattern has no {kind!r} layer")
+                raise FieldError(fld, f"{fld} is set but layer_pattern has no {kind!r} layer")
 
     def layer_kinds(self) -> tuple[str, ...]:
         """The token mixer of each of the ``n_layers`` main layers (MTP modules are global-attention)."""
