@@ -113,13 +113,18 @@ class ClusterSpec(Spec):
             raise FieldError(
                 "nodes",
                 f"nodes × gpus_per_node = {self.nodes * self.gpus_per_node:,} accelerators; "
-                f"at most {MAX_ACCELERATORS:,} are allowed"
+                f"at most {MAX_ACCELERATORS:,} are allowed",
             )
         d = self.scale_up.domain_size
         if d > self.gpus_per_node and d % self.gpus_per_node:
-            raise FieldError("scale_up.domain_size", f"scale_up.domain_size = {d} must be a multiple of gpus_per_node = {self.gpus_per_node}")
+            raise FieldError(
+                "scale_up.domain_size",
+                f"scale_up.domain_size = {d} must be a multiple of gpus_per_node = {self.gpus_per_node}",
+            )
         if d < self.gpus_per_node and self.gpus_per_node % d:
-            raise FieldError("scale_up.domain_size", f"scale_up.domain_size = {d} must divide gpus_per_node = {self.gpus_per_node}")
+            raise FieldError(
+                "scale_up.domain_size", f"scale_up.domain_size = {d} must divide gpus_per_node = {self.gpus_per_node}"
+            )
         return self
 
     @property

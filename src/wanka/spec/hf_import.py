@@ -289,7 +289,9 @@ def model_from_hf_config(
 ) -> ModelSpec:
     """A ModelSpec from a parsed ``config.json`` mapping; bad or unsupported input is a SpecError."""
     if not isinstance(data, Mapping):
-        raise SpecError(f"expected a JSON object at the top level, got {type(data).__name__}", field="(top level)", source=source)
+        raise SpecError(
+            f"expected a JSON object at the top level, got {type(data).__name__}", field="(top level)", source=source
+        )
     cfg = _Cfg(data, source)
     arch = _architecture(cfg)
     family = _FAMILY[arch]

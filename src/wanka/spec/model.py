@@ -65,20 +65,22 @@ class MoESpec(Spec):
             raise FieldError("n_groups", f"n_groups = {self.n_groups} must divide n_experts = {self.n_experts}")
         if self.topk_groups is not None:
             if self.n_groups == 1:
-                raise FieldError("topk_groups", "topk_groups needs n_groups > 1 (the experts split into routing groups)")
+                raise FieldError(
+                    "topk_groups", "topk_groups needs n_groups > 1 (the experts split into routing groups)"
+                )
             if self.topk_groups > self.n_groups:
                 raise FieldError("topk_groups", f"topk_groups = {self.topk_groups} exceeds n_groups = {self.n_groups}")
             reachable = self.topk_groups * (self.n_experts // self.n_groups)
             if self.top_k > reachable:
                 raise FieldError(
                     "top_k",
-                    f"top_k = {self.top_k} exceeds the {reachable} experts of topk_groups = {self.topk_groups} groups"
+                    f"top_k = {self.top_k} exceeds the {reachable} experts of topk_groups = {self.topk_groups} groups",
                 )
         if self.max_nodes_per_token is not None and self.max_nodes_per_token > self.top_k:
             raise FieldError(
                 "max_nodes_per_token",
                 f"max_nodes_per_token = {self.max_nodes_per_token} exceeds top_k = {self.top_k}: "
-                "a token reaches at most top_k nodes"
+                "a token reaches at most top_k nodes",
             )
         return self
 
@@ -120,7 +122,9 @@ class LinearAttentionSpec(Spec):
     @model_validator(mode="after")
     def _check(self) -> LinearAttentionSpec:
         if self.n_v_heads % self.n_qk_heads:
-            raise FieldError("n_v_heads", f"n_v_heads = {self.n_v_heads} must be a multiple of n_qk_heads = {self.n_qk_heads}")
+            raise FieldError(
+                "n_v_heads", f"n_v_heads = {self.n_v_heads} must be a multiple of n_qk_heads = {self.n_qk_heads}"
+            )
         return self
 
 
@@ -184,19 +188,24 @@ class ModelSpec(Spec):
     def _check(self) -> ModelSpec:
         self._check_pattern()
         if self.n_heads % self.n_kv_heads:
-            raise FieldError("n_heads", f"n_heads = {self.n_heads} must be a multiple of n_kv_heads = {self.n_kv_heads}")
+            raise FieldError(
+                "n_heads", f"n_heads = {self.n_heads} must be a multiple of n_kv_heads = {self.n_kv_heads}"
+            )
         if self.head_dim is None and self.n_heads > self.hidden:
             raise FieldError(
                 "n_heads",
                 f"n_heads = {self.n_heads} exceeds hidden = {self.hidden} (head dim hidden / n_heads would be 0); "
-                "give head_dim or fewer heads"
+                "give head_dim or fewer heads",
             )
         if self.type == "moe" and self.moe is None:
             raise FieldError("moe", "type = 'moe' needs a moe block")
         if self.type == "dense" and self.moe is not None:
             raise FieldError("moe", "type = 'dense' must not have a moe block")
         if self.moe is not None and self.moe.n_dense_layers > self.n_layers:
-            raise FieldError("moe.n_dense_layers", f"moe.n_dense_layers = {self.moe.n_dense_layers} exceeds n_layers = {self.n_layers}")
+            raise FieldError(
+                "moe.n_dense_layers",
+                f"moe.n_dense_layers = {self.moe.n_dense_layers} exceeds n_layers = {self.n_layers}",
+            )
         return self
 
     def _check_pattern(self) -> None:
@@ -206,7 +215,9 @@ class ModelSpec(Spec):
             if not pat:
                 raise FieldError("layer_pattern", "layer_pattern must not be empty (omit it for an all-global stack)")
             if len(pat) > self.n_layers:
-                raise FieldError("layer_pattern", f"layer_pattern has {len(pat)} entries, more than n_layers = {self.n_layers}")
+                raise FieldError(
+                    "layer_pattern", f"layer_pattern has {len(pat)} entries, more than n_layers = {self.n_layers}"
+                )
         needs = (
             ("sliding", "sliding_window", self.sliding_window),
             ("chunked", "attention_chunk", self.attention_chunk),

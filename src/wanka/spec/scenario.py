@@ -43,13 +43,13 @@ class Scenario(Spec):
                 raise FieldError(
                     "job_gpus",
                     f"tp·pp·dp·cp = {self.parallel.tp}·{self.parallel.pp}·{self.parallel.dp}·"
-                    f"{self.parallel.cp} = {w} must equal job_gpus = {self.job_gpus}"
+                    f"{self.parallel.cp} = {w} must equal job_gpus = {self.job_gpus}",
                 )
             if w > n:
                 raise FieldError(
                     "parallel",
                     f"tp·pp·dp·cp = {w} exceeds the cluster's {n} accelerators "
-                    f"({self.cluster.nodes} nodes × {self.cluster.gpus_per_node})"
+                    f"({self.cluster.nodes} nodes × {self.cluster.gpus_per_node})",
                 )
         if self.job_gpus is not None and self.job_gpus > n:
             raise FieldError("job_gpus", f"= {self.job_gpus} exceeds the cluster's {n} accelerators")

@@ -80,7 +80,7 @@ class ParallelSpec(Spec):
             raise FieldError(
                 "ep",
                 f"ep = {self.ep} must divide tp × dp × cp = {self.tp * self.dp * self.cp} "
-                "(inside dp × cp, or folded over the tp ranks with whole experts)"
+                "(inside dp × cp, or folded over the tp ranks with whole experts)",
             )
         if self.vpp > 1 and self.pp == 1:
             raise FieldError("vpp", f"vpp = {self.vpp} needs pp > 1")
