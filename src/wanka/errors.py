@@ -18,6 +18,8 @@ class SpecError(WankaError, ValueError):
     text has one line per problem.
     """
 
+    cross_field = False  # True when a rule across fields failed (``field`` names the one to change)
+
     def __init__(
         self,
         message: str,

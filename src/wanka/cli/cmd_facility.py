@@ -10,44 +10,33 @@ from rich.table import Table
 
 from wanka.catalog import accelerator
 from wanka.cli.app import app, console, emit_json, err_console
-from wanka.engine import estimate_step
 from wanka.errors import InfeasibleError, SpecError
-from wanka.facility import assess, first_order_tokens_per_s
-from wanka.ops import simulate_campaign
+from wanka.facility import first_order_tokens_per_s
 from wanka.spec import Scenario, load_scenario
-from wanka.storage import checkpoint_io, data_read_demand
 from wanka.units import format_bytes, format_duration
 
 __all__: list[str] = []
 
 
-def _step(scenario: Scenario) -> Any | None:
-    """The engine's StepResult when the engine accepts the job (a scenario without a strategy gets the
-    one `wanka search` picks, as in `plan`); else None (first-order figures)."""
-    if scenario.training is None or scenario.model is None:
-        return None
-    try:
-        from wanka.planner.pick import with_strategy
+def _assess(scenario: Scenario, what: tuple[str, ...], **kw: Any) -> Any:
+    """The service's assessment (wanka.service.assess): a scenario without a strategy gets the one
+    `wanka search` picks (preset "search"), as in `plan`; when the engine cannot run the job, a
+    note says so and the first-order figures are used."""
+    from wanka.service import assess
 
-        scenario, chosen = with_strategy(scenario)
-        if chosen:
-            err_console.print(
-                "note: strategy from `wanka search` (the scenario gives no parallel: block)", markup=False
-            )
-        return estimate_step(scenario)
-    except InfeasibleError as e:
+    a = assess(scenario, what, preset="search", fallback=False, seed=0, replicas=200, **kw)
+    e = a.exceptions.get("engine")
+    if e is not None and not isinstance(e, InfeasibleError) and scenario.training is not None:
+        raise e
+    if isinstance(e, InfeasibleError):
         err_console.print(f"note: step model: {e}; using first-order figures", markup=False)
-        return None
+    elif a.strategy is not None and a.strategy.searched:
+        err_console.print("note: strategy from `wanka search` (the scenario gives no parallel: block)", markup=False)
+    return a
 
 
-def _campaign_wall_clock_s(scenario: Scenario, step: Any) -> tuple[float, tuple[str, ...]]:
-    """Mean wall clock to train, failures, restarts and checkpoints included (wanka.ops), and the
-    operations defaults it rests on (spares, recovery times, checkpoint costs)."""
-    res = simulate_campaign(
-        scenario, step_time_s=step.step_time_s, tokens_per_step=step.tokens_per_step, seed=0, replicas=200
-    )
-    ops = tuple(a for a in res.assumptions if a.startswith(("spares:", "recovery times", "no spare", "failure rates")))
-    return float(res.wall_clock_s.mean), ops
+# the operations defaults a campaign's wall clock (energy, cost) rests on
+_OPS_NOTES = ("spares:", "recovery times", "no spare", "failure rates")
 
 
 def _kw(w: float) -> str:
@@ -75,22 +64,26 @@ def facility_cmd(
     s = load_scenario(scenario)
     if days is not None and not 0 < days <= 36_500:
         raise SpecError(f"= {days!r}: must be a number of days in (0, 36,500]", field="--days")
+    has_job = s.training is not None and s.model is not None
     need_u = utilization is None and s.facility.gpu_utilization is None
-    step = _step(s) if need_u or (days is None and s.campaign_days is None) else None
-    u = utilization if utilization is not None else None if not need_u else getattr(step, "mfu", None)
-    wall, wall_from = None, "given (--days)"
-    ops_notes: tuple[str, ...] = ()
-    if days is not None:
-        wall = days * 86400.0
-    elif step is not None:
-        # time lost to failures counts: the operations layer's campaign wall clock
-        (wall, ops_notes), wall_from = _campaign_wall_clock_s(s, step), "campaign with failures (wanka.ops)"
-    if s.campaign_days is not None and days is None:
-        wall, ops_notes = None, ()  # the scenario's own campaign window wins over a steady-state time to train
-    hfu = getattr(step, "hfu", None) if step is not None and utilization is None else None
-    r = assess(s, utilization=u, wall_clock_s=wall, wall_clock_from=wall_from, hfu=hfu)
-    if ops_notes:  # the campaign's wall clock (energy, cost) rests on these operations defaults
-        r = replace(r, assumptions=(*r.assumptions, *ops_notes))
+    need_wall = days is None and s.campaign_days is None
+    what: tuple[str, ...] = ("facility",)
+    if has_job and (need_u or need_wall):
+        what = ("engine", "ops", "facility") if need_wall else ("engine", "facility")
+    # engine → ops (the campaign's wall clock, failures included) → facility, through the service
+    a = _assess(
+        s,
+        what,
+        utilization=utilization,
+        wall_clock_s=None if days is None else days * 86400.0,
+        wall_clock_from="given (--days)",
+    )
+    a.check("facility")
+    r = a.facility
+    if a.campaign is not None and days is None:  # energy and cost rest on the operations defaults
+        ops_notes = tuple(x for x in a.campaign.assumptions if x.startswith(_OPS_NOTES))
+        if ops_notes:
+            r = replace(r, assumptions=(*r.assumptions, *ops_notes))
     if json_out:
         d = r.to_dict()
         d["convention"] = convention
@@ -158,21 +151,22 @@ def storage_cmd(
 ) -> None:
     """Checkpoint size and save/stall/restart time per mode, and training-data read demand."""
     s = load_scenario(scenario)
-    ios = {m: checkpoint_io(s, mode=m) for m in ("sync", "async", "in_memory")}
-    step = _step(s)
-    tps = None
-    if step is not None and getattr(step, "tokens_per_s", None) is not None:
-        tps = float(step.tokens_per_s)
-    elif s.model is not None:
+    # engine (tokens/s) → storage (checkpoint per mode, data reads) through the service
+    a = _assess(s, ("engine", "storage") if s.training is not None and s.model is not None else ("storage",))
+    a.check("storage")
+    s = a.scenario
+    ios = a.checkpoint_modes
+    demand = a.data_read
+    if demand is None and s.model is not None:  # no step model: first-order tokens/s at typical utilisation
         from wanka.facility import facts
+        from wanka.storage import data_read_demand
 
         u = (
             s.facility.gpu_utilization
             if s.facility.gpu_utilization is not None
             else facts().power_curve.typical_utilization
         )
-        tps = first_order_tokens_per_s(s, u)
-    demand = data_read_demand(s, tps) if tps is not None else None
+        demand = data_read_demand(s, first_order_tokens_per_s(s, u))
     if json_out:
         emit_json(
             {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -10,36 +11,15 @@ from rich.table import Table
 
 from wanka.cli.app import app, check_output_path, console, emit_json, err_console
 from wanka.errors import InfeasibleError, SpecError
-from wanka.ops import simulate_campaign
-from wanka.spec import Scenario, load_scenario
+from wanka.spec import load_scenario
 from wanka.units import format_bytes, format_duration
 
 __all__: list[str] = []
 
 
-def _step_time(scenario: Scenario, override: float | None) -> tuple[float, str]:
-    """``--step-time`` if given, else the engine's steady-state step time."""
-    if override is not None:
-        if not override > 0:
-            raise SpecError(f"= {override!r}: must be a positive number of seconds", field="--step-time")
-        return override, "--step-time"
-    if scenario.training is None or scenario.parallel is None:
-        raise SpecError(
-            "the scenario has no training job (training and parallel blocks) to time; "
-            "add one or pass --step-time SECONDS",
-            field="training",
-        )
-    try:
-        from wanka.engine import estimate_step
-    except ImportError:
-        raise SpecError(
-            "no step-time model is available in this build; pass --step-time SECONDS", field="--step-time"
-        ) from None
-    try:
-        step = estimate_step(scenario)
-    except InfeasibleError as e:
-        raise InfeasibleError(f"{e} (or pass --step-time SECONDS)") from None
-    return float(step.step_time_s), "engine"
+def _check_step_time(override: float | None) -> None:
+    if override is not None and not (math.isfinite(override) and override > 0):
+        raise SpecError(f"= {override!r}: must be a positive number of seconds", field="--step-time")
 
 
 def _pct(x: float) -> str:
@@ -61,16 +41,40 @@ def reliability_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Failures, recovery and checkpointing over a whole campaign: interruptions, ETTR, time to train."""
-    from wanka.planner.pick import with_strategy
+    from wanka.service import assess
 
-    s, chosen = with_strategy(load_scenario(scenario)) if step_time is None else (load_scenario(scenario), False)
-    if chosen:
-        err_console.print("note: strategy from `wanka search` (the scenario gives no parallel: block)", markup=False)
+    _check_step_time(step_time)
     if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
         raise SpecError(f"= {str(plot)!r}: must end in .png or .svg", field="--plot")
     check_output_path(plot, field="--plot")
-    dt, dt_from = _step_time(s, step_time)
-    r = simulate_campaign(s, step_time_s=dt, seed=seed, replicas=replicas)
+    # engine → ops through the service: a scenario without a strategy gets `wanka search`'s fastest
+    # (preset "search"); --step-time replaces the engine's step time
+    a = assess(
+        load_scenario(scenario),
+        ("engine", "ops"),
+        preset="search",
+        fallback=False,
+        seed=seed,
+        replicas=replicas,
+        step_time_s=step_time,
+    )
+    if "engine" in a.exceptions:
+        e = a.exceptions["engine"]
+        if isinstance(e, InfeasibleError):
+            raise InfeasibleError(f"{e} (or pass --step-time SECONDS)") from None
+        if a.scenario.training is None or a.scenario.model is None:
+            raise SpecError(
+                "the scenario has no training job (model and training blocks) to time; "
+                "add one or pass --step-time SECONDS",
+                field="training",
+            )
+        raise e
+    a.check("ops")
+    s, r = a.scenario, a.campaign
+    assert r is not None
+    if a.strategy is not None and a.strategy.searched:
+        err_console.print("note: strategy from `wanka search` (the scenario gives no parallel: block)", markup=False)
+    dt, dt_from = (step_time, "--step-time") if step_time is not None else (r.step_time_s, "engine")
     if plot is not None:
         from wanka.ops.plot import plot_ettr
 

@@ -298,7 +298,12 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
     except SpecError as e:
         for pr in e.problems:
             hit = next(
-                (q for q in job.fixed if pr.field and (pr.field == q[0] or pr.field.startswith(q[0] + "."))), None
+                (
+                    q
+                    for q in job.fixed
+                    if pr.field and not pr.cross_field and (pr.field == q[0] or pr.field.startswith(q[0] + "."))
+                ),
+                None,
             )
             if hit is not None:
                 detail = pr.detail if pr.detail.startswith("= ") else f"= {hit[1]!r}: {pr.detail}"
@@ -310,8 +315,18 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
             try:
                 point_scenario(job, {path: v})
             except SpecError as e:
-                if e.field is not None and (e.field == path or e.field.startswith(path + ".")):
-                    detail = e.detail if e.detail.startswith("= ") else f"= {v!r}: {e.detail}"
+                own = next(
+                    (
+                        p
+                        for p in e.problems
+                        if p.field is not None
+                        and not p.cross_field  # a rule across fields is checked per point
+                        and (p.field == path or p.field.startswith(path + "."))
+                    ),
+                    None,
+                )
+                if own is not None:
+                    detail = own.detail if own.detail.startswith("= ") else f"= {v!r}: {own.detail}"
                     raise err(detail, f"axes.{path}", ("axes", path)) from None
     ident = {
         "base": base_ref,

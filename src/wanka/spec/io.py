@@ -214,7 +214,9 @@ def _validation_problems(
             text = "null" if value is None else repr(value)
             msg = f"= {text if len(text) <= 60 else text[:57] + '...'} — {msg}"
         line = lines.line(loc) if lines is not None and loc else None
-        out.append(SpecError(msg, field=field, source=source, line=line))
+        problem = SpecError(msg, field=field, source=source, line=line)
+        problem.cross_field = isinstance(cause, FieldError)
+        out.append(problem)
     return out
 
 
