@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 for name in (
+    "bench_compare",
     "bench_engine",
     "bench_network",
     "bench_ops",

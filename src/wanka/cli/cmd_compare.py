@@ -46,6 +46,14 @@ def compare_cmd(
     ] = None,
     replicas: Annotated[int, typer.Option("--replicas", help="Monte Carlo replicas per campaign")] = 200,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="random seed")] = 0,
+    what_ifs: Annotated[
+        bool,
+        typer.Option(
+            "--what-ifs",
+            help="also run the story's what-ifs (超节点, MoE All2All, FP8; ~10 s) for the terminal or --json; "
+            "--html always has them",
+        ),
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Traditional vs 万卡: scale, 高效训练 (MFU, 线性加速比), 长稳可靠 (failures, ETTR), fabric, facility."""
@@ -69,6 +77,7 @@ def compare_cmd(
         batch_tokens=batch,
         seed=seed,
         replicas=replicas,
+        what_ifs=what_ifs or html is not None,  # the conclusion needs none of them; the HTML story shows them
     )
     if html is not None:
         from wanka.report.claims import evaluate_claims

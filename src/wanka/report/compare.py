@@ -43,6 +43,7 @@ DEFAULT_BATCH_TOKENS = 16 * 2**20  # Llama 3 405B's final batch, 16M tokens (arX
 MC_REPLICAS = 200  # modest: the mean ETTR's standard error is ~0.1 % at this size
 SWEEP_REPLICAS = 60
 SIZE_POINTS = 24
+OWN_JOB_PRESET = "search"  # a scenario's own job keeps its GPU count (wanka.planner.pick.DEFAULT_PRESET)
 
 
 @dataclass(frozen=True)
@@ -398,9 +399,13 @@ def cluster_report(
     seed: int = 0,
     replicas: int = MC_REPLICAS,
     assessment: Assessment | None = None,
+    preset: str = "place",
 ) -> ClusterReport:
-    """Every section of compare for one scenario (its training job must be set), from one assessment."""
-    a = assessment or assess(s, seed=seed, replicas=replicas, until_trained=True)
+    """Every section of compare for one scenario (its training job must be set), from one assessment.
+
+    ``preset``: the search when the scenario gives no strategy (``place`` for a job moved onto the
+    cluster, ``search`` for a scenario's own job)."""
+    a = assessment or assess(s, seed=seed, replicas=replicas, until_trained=True, preset=preset)
     if a.step is None:
         raise InfeasibleError(a.errors.get("engine", f"scenario {s.name!r}: the engine gave no result"))
     s, step = a.scenario, a.step
@@ -461,10 +466,13 @@ def compare(
     seed: int = 0,
     replicas: int = MC_REPLICAS,
     story: bool = True,
+    what_ifs: bool = True,
 ) -> Comparison:
     """Side-by-side reports of ``scenarios`` (see the module docstring for the job rule).
 
-    ``story``: also compute the what-ifs of :mod:`wanka.report.story` on the largest cluster.
+    ``story``: also build the story of :mod:`wanka.report.story` (the conclusion, storage, energy);
+    ``what_ifs``: with it, the what-ifs on the largest cluster (超节点, MoE All2All, FP8: several
+    strategy searches, ~10 s); the terminal leaves them to ``--html`` or ``--what-ifs``.
     """
     from wanka.report.scaling import DEFINITION
 
@@ -494,19 +502,21 @@ def compare(
                 pass
             moved = job_on(s, model=model, training=tr, note=note)
             reports.append(cluster_report(moved, seed=seed, replicas=replicas))
-        return Comparison("same", model.name, tuple(reports), defs, _story(reports) if story else {})
+        return Comparison("same", model.name, tuple(reports), defs, _story(reports, what_ifs) if story else {})
     with_job = [s for s in scenarios if s.model is not None and s.training is not None]
     if len(with_job) != len(scenarios):
         bad = next(s.name for s in scenarios if s not in with_job)
         raise SpecError(f"scenario {bad!r} has no training job; give one or use --job MODEL", field="scenarios")
     largest = max(scenarios, key=lambda x: x.cluster.accelerators)
     for s in scenarios:
-        reports.append(cluster_report(s, same_as=largest, seed=seed, replicas=replicas))
-    return Comparison("own", None, tuple(reports), defs, _story(reports) if story else {})
+        # each preset's own job as written: a strategy, when none is given, for its own GPU count
+        # (search preset "search", as `plan`, `reliability` and `facility` pick it)
+        reports.append(cluster_report(s, same_as=largest, seed=seed, replicas=replicas, preset=OWN_JOB_PRESET))
+    return Comparison("own", None, tuple(reports), defs, _story(reports, what_ifs) if story else {})
 
 
-def _story(reports: list[ClusterReport]) -> dict[str, Any]:
+def _story(reports: list[ClusterReport], what_ifs: bool = True) -> dict[str, Any]:
     from wanka.report.story import build_story
 
     big = max(reports, key=lambda c: c.scale["accelerators"])
-    return build_story(parse_scenario(big.spec, source=big.name), reports)
+    return build_story(parse_scenario(big.spec, source=big.name), reports, what_ifs=what_ifs)

@@ -70,8 +70,12 @@ def _with(s: Scenario, *, parallel: Any = "keep", **paths: Any) -> Scenario:
     return parse_scenario(data, source=f"{s.name} (what-if)")
 
 
-def build_story(subject: Scenario, reports: list[Any]) -> dict[str, Any]:
-    """Numbers for the report's story; ``subject`` is the largest cluster's scenario as run."""
+def build_story(subject: Scenario, reports: list[Any], *, what_ifs: bool = True) -> dict[str, Any]:
+    """Numbers for the report's story; ``subject`` is the largest cluster's scenario as run.
+
+    The headline, same-job, storage and energy parts come from ``reports``; ``what_ifs`` adds the
+    超节点, MoE and FP8 what-ifs (each a strategy search on a variant of ``subject``: the costly part).
+    """
     out: dict[str, Any] = {"subject": subject.name}
     small = min(reports, key=lambda c: c.scale["accelerators"])
     big = max(reports, key=lambda c: c.scale["accelerators"])
@@ -108,6 +112,11 @@ def build_story(subject: Scenario, reports: list[Any]) -> dict[str, Any]:
         }
     elif same is not None:
         out["same_job"] = None
+    out["storage"], out["energy"] = _storage(reports), _energy(reports)
+    if not what_ifs:
+        out["what_ifs"] = False
+        return out
+    out["what_ifs"] = True
     # 超节点: the same job with a larger scale-up domain (strategy searched again)
     base = subject.model_copy(update={"parallel": None, "job_gpus": subject.gpus})
     dom = subject.cluster.scale_up.domain_size
@@ -169,8 +178,12 @@ def build_story(subject: Scenario, reports: list[Any]) -> dict[str, Any]:
         }
 
     out["fp8"] = _safe("fp8", fp8)
-    # parallel storage: checkpoint writes and data reads, demand against supply, per cluster
-    out["storage"] = [
+    return out
+
+
+def _storage(reports: list[Any]) -> list[dict[str, Any]]:
+    """Parallel storage: checkpoint writes and data reads, demand against supply, per cluster."""
+    return [
         {
             "name": c.name,
             "checkpoint_size_bytes": c.reliability.get("checkpoint_size_bytes"),
@@ -182,7 +195,10 @@ def build_story(subject: Scenario, reports: list[Any]) -> dict[str, Any]:
         }
         for c in reports
     ]
-    out["energy"] = [
+
+
+def _energy(reports: list[Any]) -> list[dict[str, Any]]:
+    return [
         {
             "name": c.name,
             "facility_power_w": c.facility.get("facility_power_w"),
@@ -194,4 +210,3 @@ def build_story(subject: Scenario, reports: list[Any]) -> dict[str, Any]:
         }
         for c in reports
     ]
-    return out
