@@ -70,3 +70,19 @@ def test_assumptions_in_plain_words() -> None:
     assert CJK.search(z) and "failures.repair_s" in z
     title, text = definition("ettr", "x", "zh")
     assert CJK.search(title) and CJK.search(text)
+
+
+def test_assumption_texts_arrive_whole(flagship: Comparison) -> None:
+    """No assumption is cut off on its way to the page (the PUE note once ended in "(indust…)")."""
+    import html as html_lib
+
+    from wanka.facility import facts
+
+    air = facts().cooling_type("air").source
+    notes = [a.text for c in flagship.clusters for a in c.assumptions]
+    pue = [t for t in notes if t.startswith("PUE ") and "typical for" in t]
+    assert pue and all(not t.endswith("…)") and "…" not in t for t in pue)
+    assert any(air in t for t in pue)  # the whole facility.yaml source, not its first 60 characters
+    for lang in ("en", "zh"):
+        page = html_lib.unescape(render_compare_body(flagship, lang))
+        assert air in page, lang
