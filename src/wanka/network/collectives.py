@@ -139,6 +139,22 @@ class NcclModel:
     # NCCL environment docs); the first loop fills the reduce/multicast pipeline before data completes
     nvls_channels: int = 16
     nvls_chunk_bytes: float = 128 * 1024
+    # NVLS-tree bus bandwidth per channel cap, B/s, for (one node, two, more) by GPU architecture
+    # (tuning.cc ``perChMaxNVLSTreeBws``, NVIDIA/nccl master 5067397c, 2026-06). The NVLS graph has one
+    # channel per head, a head per NIC of the domain (``NVLS Head i: ...`` in NCCL's INFO log), at most
+    # ``nvls_channels``; an architecture not listed is not capped.
+    nvls_tree_max_bw_per_channel: dict[str, tuple[float, float, float]] = field(
+        default_factory=lambda: {"Hopper": (0.0, 57.7e9, 45.5e9), "Blackwell": (0.0, 96.0e9, 80.0e9)}
+    )
+    # Tree pipeline (NCCL src/graph/connect.cc, src/enqueue.cc, src/init.cc): a chunk climbs the tree
+    # (reduce) and comes back down (broadcast), so the first chunk of each channel takes 2 x depth
+    # chunk-times; depth = ranks per node - 1 + log2(nodes) (connect.cc). Chunk = one buffer step:
+    # Simple 4 MiB / NCCL_STEPS 8 = 512 KiB; LL128 ~4.7 MiB / 8 x 120/128, which NCCL halves down to
+    # 32 KiB while nBytes / (channels x chunk) < (1 + log2 nodes + 0.1 ppn) x 16 / ppn (enqueue.cc: it
+    # shrinks LL128 tree chunks because of this fill); LL (8-byte lines, 16 KiB chunks) is left without
+    # a fill beyond its per-hop latency.
+    tree_chunk_bytes: tuple[float, float, float] = (0.0, 576000.0, 524288.0)
+    tree_ll128_min_chunk_bytes: float = 32768.0
     # framework launch cost added to every collective
     launch_s: float = field(default_factory=lambda: default_calibration().collective_launch_s)
 
@@ -180,6 +196,9 @@ class CommGroup:
     up_efficiency: float | None = None
     out_efficiency: float | None = None
     nvls_efficiency: float | None = None  # NVLS all-reduce algbw / scale-up link rate
+    # GPU architecture (catalog ``Accelerator.architecture``: Hopper, Blackwell, ...): selects NCCL's
+    # per-architecture tuner caps; None = uncapped
+    architecture: str | None = None
     # wanka's calibration for this group's latencies and efficiencies (None = the shipped one); the
     # engine passes its context's
     calibration: Calibration | None = None
@@ -256,6 +275,7 @@ class _Ctx:
     nvls: FloatArray
     s: FloatArray
     m: NcclModel
+    arch: str | None = None
 
 
 def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
@@ -270,7 +290,7 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
         nvls = raw_up * m.nvls_peak / (1.0 + a / m.nvls_reduce_ranks)
     else:
         nvls = raw_up * g.nvls_efficiency
-    return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m)
+    return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m, g.architecture)
 
 
 def _channels(c: _Ctx, p: int) -> FloatArray:
@@ -313,6 +333,22 @@ def _tree_inter(c: _Ctx) -> FloatArray:
     return np.asarray(ck / (c.a * c.out))
 
 
+def _tree_fill(c: _Ctx, p: int, per_byte: FloatArray) -> FloatArray:
+    """Seconds the first chunk of each channel takes down and up the tree: 2 x depth chunk-times, a
+    chunk-time being one chunk at the per-channel share of the tree's bandwidth (``per_byte`` is the
+    time per byte over the channels in use)."""
+    m = c.m
+    used = np.clip(c.s / m.channel_min_bytes[p], 1.0, float(m.channels))
+    per_channel = c.s / used
+    chunk = np.asarray(m.tree_chunk_bytes[p])
+    depth = c.a - 1.0 + np.log2(c.k)
+    if p == 1:
+        steps = 1.0 + np.log2(c.k) + 0.1 * c.a
+        chunk = np.clip(per_channel / (steps * 16.0 / c.a), m.tree_ll128_min_chunk_bytes, chunk)
+    chunk = np.minimum(chunk, per_channel)
+    return np.asarray(2.0 * depth * chunk * used * per_byte)
+
+
 def _tree(c: _Ctx, p: int) -> FloatArray:
     m = c.m
     per_byte = np.maximum(2.0 / c.up, _tree_inter(c)) / m.tree_factor / _channels(c, p)
@@ -321,7 +357,7 @@ def _tree(c: _Ctx, p: int) -> FloatArray:
     elif p == 1:
         per_byte = per_byte / (120.0 / 128.0)
     lat = m.base["tree"][p] + 2.0 * ((c.a - 1.0) * m.nvlink["tree"][p] + np.log2(c.k) * m.net["tree"][p])
-    return np.asarray(np.where(c.k > 1, c.s * per_byte + lat, np.inf))
+    return np.asarray(np.where(c.k > 1, c.s * per_byte + _tree_fill(c, p, per_byte) + lat, np.inf))
 
 
 def _nvls_fill(c: _Ctx) -> FloatArray:
@@ -335,11 +371,23 @@ def _nvls(c: _Ctx) -> FloatArray:
     return np.asarray(np.where(c.k <= 1, t, np.inf))
 
 
+def _nvls_tree_cap(c: _Ctx) -> FloatArray:
+    """NCCL's ceiling on NVLS-tree all-reduce algbw: heads (one per NIC, at most ``nvls_channels``) x the
+    per-channel bus bandwidth cap of the architecture and node count, converted to algbw (x n / 2(n-1))."""
+    caps = c.m.nvls_tree_max_bw_per_channel.get(c.arch or "")
+    if caps is None:
+        return np.asarray(np.full(np.shape(c.k), np.inf))
+    per_ch = np.where(c.k <= 2, caps[1], caps[2])
+    heads = np.minimum(c.a, float(c.m.nvls_channels))
+    return np.asarray(heads * per_ch * c.n / (2.0 * (c.n - 1.0)))
+
+
 def _nvls_tree(c: _Ctx) -> FloatArray:
     m = c.m
-    per_byte = np.maximum(1.0 / c.nvls, _tree_inter(c)) / _channels(c, 2)
+    per_byte = np.maximum(np.maximum(1.0 / c.nvls, _tree_inter(c)), 1.0 / _nvls_tree_cap(c)) / _channels(c, 2)
     lat = m.nvlink["nvls_tree"][2] + 2.0 * np.log2(c.k) * m.net["nvls_tree"][2]
-    fill = _nvls_fill(c) / (c.nvls * _channels(c, 2))
+    # the fabric sits between the in-switch reduce and the multicast: each fills its own pipeline
+    fill = 2.0 * _nvls_fill(c) / (c.nvls * _channels(c, 2))
     return np.asarray(np.where(c.k > 1, c.s * per_byte + fill + lat, np.inf))
 
 
