@@ -131,18 +131,22 @@ class NcclModel:
     channel_min_bytes: tuple[float, float, float] = (4096.0, 5120.0, 32768.0)
     up_efficiency: float = field(default_factory=lambda: default_calibration().scale_up_efficiency)
     out_efficiency: float = field(default_factory=lambda: default_calibration().scale_out_efficiency)
-    # NVLS algbw = raw_up x nvls_peak / (1 + a / nvls_reduce_ranks): fit on DGX H100 (8 GPUs, 480 GB/s
-    # busbw, nccl-tests#212/#290) and GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43)
-    nvls_peak: float = 0.6347
-    nvls_reduce_ranks: float = 220.5
+    # NVLS algbw = raw_up x nvls_peak x (h-1)/h / (1 + a / nvls_reduce_ranks), h = min(a, nvls_max_heads)
+    # NVLS heads (channels): NCCL's tuner scales NVLS bandwidth by (nChannels-1)/nChannels (tuning.cc) and
+    # its NVLS graph has one channel per GPU, at most NCCL_MAX_NVLS_ARITY = 32 (search.cc, device.h).
+    # nvls_peak and nvls_reduce_ranks: fit on DGX H100 (8 GPUs, 480 GB/s busbw, nccl-tests#212/#290) and
+    # GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43)
+    nvls_peak: float = 0.7367
+    nvls_reduce_ranks: float = 147.2
+    nvls_max_heads: int = 32
     # NVLS works in loops of ranks x channels x chunk (NCCL_NVLS_NCHANNELS = 16, NCCL_NVLS_CHUNKSIZE = 128 KiB,
     # NCCL environment docs); the first loop fills the reduce/multicast pipeline before data completes
     nvls_channels: int = 16
     nvls_chunk_bytes: float = 128 * 1024
     # NVLS-tree bus bandwidth per channel cap, B/s, for (one node, two, more) by GPU architecture
-    # (tuning.cc ``perChMaxNVLSTreeBws``, NVIDIA/nccl master 5067397c, 2026-06). The NVLS graph has one
-    # channel per head, a head per NIC of the domain (``NVLS Head i: ...`` in NCCL's INFO log), at most
-    # ``nvls_channels``; an architecture not listed is not capped.
+    # (tuning.cc ``perChMaxNVLSTreeBws``, NVIDIA/nccl master 5067397c, 2026-06), x the NVLS heads: one
+    # per GPU (and its NIC) of the domain (``NVLS Head i: ...`` in NCCL's INFO log), at most
+    # ``nvls_max_heads``; an architecture not listed is not capped.
     nvls_tree_max_bw_per_channel: dict[str, tuple[float, float, float]] = field(
         default_factory=lambda: {"Hopper": (0.0, 57.7e9, 45.5e9), "Blackwell": (0.0, 96.0e9, 80.0e9)}
     )
@@ -287,7 +291,8 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
     out = np.asarray(g.scale_out_bw, dtype=float) * (m.out_efficiency if g.out_efficiency is None else g.out_efficiency)
     out = out / np.maximum(1.0, np.asarray(g.scale_out_contention, dtype=float))
     if g.nvls_efficiency is None:
-        nvls = raw_up * m.nvls_peak / (1.0 + a / m.nvls_reduce_ranks)
+        heads = np.minimum(a, float(m.nvls_max_heads))
+        nvls = raw_up * m.nvls_peak * np.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
     else:
         nvls = raw_up * g.nvls_efficiency
     return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m, g.architecture)
@@ -378,7 +383,7 @@ def _nvls_tree_cap(c: _Ctx) -> FloatArray:
     if caps is None:
         return np.asarray(np.full(np.shape(c.k), np.inf))
     per_ch = np.where(c.k <= 2, caps[1], caps[2])
-    heads = np.minimum(c.a, float(c.m.nvls_channels))
+    heads = np.minimum(c.a, float(c.m.nvls_max_heads))
     return np.asarray(heads * per_ch * c.n / (2.0 * (c.n - 1.0)))
 
 
