@@ -136,13 +136,18 @@ class NcclModel:
     # its NVLS graph has one channel per GPU, at most NCCL_MAX_NVLS_ARITY = 32 (search.cc, device.h).
     # nvls_peak and nvls_reduce_ranks: fit on DGX H100 (8 GPUs, 480 GB/s busbw, nccl-tests#212/#290) and
     # GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43)
-    nvls_peak: float = 0.7367
-    nvls_reduce_ranks: float = 147.2
+    nvls_peak: float = 0.7355
+    nvls_reduce_ranks: float = 151.9
     nvls_max_heads: int = 32
     # NVLS works in loops of ranks x channels x chunk (NCCL_NVLS_NCHANNELS = 16, NCCL_NVLS_CHUNKSIZE = 128 KiB,
     # NCCL environment docs); the first loop fills the reduce/multicast pipeline before data completes
     nvls_channels: int = 16
     nvls_chunk_bytes: float = 128 * 1024
+    # NVLS channels by architecture, (one domain, several): NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL
+    # 24, NVLS_NCHANNELS_SM100 32 (src/transport/nvls.cc, NVIDIA/nccl master 5067397c); others: nvls_channels
+    nvls_channels_by_arch: dict[str, tuple[int, int]] = field(
+        default_factory=lambda: {"Hopper": (16, 16), "Blackwell": (24, 32)}
+    )
     # NVLS-tree bus bandwidth per channel cap, B/s, for (one node, two, more) by GPU architecture
     # (tuning.cc ``perChMaxNVLSTreeBws``, NVIDIA/nccl master 5067397c, 2026-06), x the NVLS heads: one
     # per GPU (and its NIC) of the domain (``NVLS Head i: ...`` in NCCL's INFO log), at most
@@ -367,7 +372,9 @@ def _tree(c: _Ctx, p: int) -> FloatArray:
 
 def _nvls_fill(c: _Ctx) -> FloatArray:
     """Bytes of the NVLS pipeline's first loop (at most the message itself)."""
-    return np.asarray(np.minimum(c.s, c.a * c.m.nvls_channels * c.m.nvls_chunk_bytes))
+    ch = c.m.nvls_channels_by_arch.get(c.arch or "", (c.m.nvls_channels, c.m.nvls_channels))
+    channels = np.where(c.k <= 1, float(ch[0]), float(ch[1]))
+    return np.asarray(np.minimum(c.s, c.a * channels * c.m.nvls_chunk_bytes))
 
 
 def _nvls(c: _Ctx) -> FloatArray:
@@ -377,7 +384,7 @@ def _nvls(c: _Ctx) -> FloatArray:
 
 
 def _nvls_tree_cap(c: _Ctx) -> FloatArray:
-    """NCCL's ceiling on NVLS-tree all-reduce algbw: heads (one per NIC, at most ``nvls_channels``) x the
+    """NCCL's ceiling on NVLS-tree all-reduce algbw: heads (one per NIC, at most ``nvls_max_heads``) x the
     per-channel bus bandwidth cap of the architecture and node count, converted to algbw (x n / 2(n-1))."""
     caps = c.m.nvls_tree_max_bw_per_channel.get(c.arch or "")
     if caps is None:
