@@ -19,10 +19,13 @@ ranks, ``a`` per scale-up domain, ``k = n / a`` domains, per-GPU link rates ``up
 algorithm       bandwidth term (per rank buffer S)                           latency (NCCL tables)
 ==============  ===========================================================  =========================
 ring            f·S / min(up, a·out): one ring per NIC (rail)                base + intra/inter hops
-tree            max(2S/up, c_k·S/(a·out)) / 0.92, double binary tree         2((a-1)·intra + log2 k·inter)
+tree            max(2S/up, c_k·S/(a·out)) / 0.92, double binary tree,        2((a-1)·intra + log2 k·inter)
+                + chain fill: 2·depth chunk-times, depth = a-1 + log2 k
 nvls            S / nvls(a): NVLink SHARP inside one domain                  NVLS switch latency
-nvls_tree       max(S/nvls(a), c_k·S/(a·out)): NVLS inside, tree across;     NVLS + 2 log2 k · inter
-                the two phases are *pipelined* (max, not sum)
+nvls_tree       max(S/nvls(a), c_k·S/(a·out), S/cap): NVLS inside, tree      NVLS + 2 log2 k · inter
+                across, *pipelined* (max, not sum); cap = heads x NCCL's
+                per-channel NVLS-tree cap (Hopper 57.7/45.5 GB/s, Blackwell
+                96/80 GB/s for 2/more nodes); fills two NVLS pipelines
 collnet         max(intra, S/(a·out)) / 0.85: IB SHARP reduces in the switch  base + aggregation tree
 pat             (n-1)/n·S / (0.75·out), one rank per domain (AG/RS)          8 + log2 k·inter/3.5 + 2.8n
 hierarchical    reduce-scatter + shard all-reduce + all-gather, *summed*     (not pipelined; on request)
@@ -30,15 +33,20 @@ hierarchical    reduce-scatter + shard all-reduce + all-gather, *summed*     (no
 
 ``c_k`` is the busiest node's share in a double binary tree: 1 for two domains, 1.5 for three (root of
 one tree, leaf of the other), 2 beyond (interior in one tree: NCCL's ``bwInter/2`` for more than two
-nodes). ``nvls(a) = raw_up x NVLS_PEAK / (1 + a /
-NVLS_REDUCE_RANKS)``: the NVSwitch reduction engine reads ``a`` inputs per output element, so its
-throughput falls with the domain size (fit on two published rows, DGX H100 and GB200 NVL72; see
-``benchmarks/nccl_tests_published.yaml``), and NVLS runs in loops of ranks x 16 channels x 128 KiB whose
-first one fills the pipeline (an extra ``min(S, a·16·128 KiB)`` bytes' time: NVLS busbw falls below a
-few GiB on 72 ranks, not on 8). Protocols scale the Simple bandwidth (LL 0.5 capped at
-NCCL's ``llMaxBws``, LL128 0.92) and carry NCCL's per-protocol latencies. A message too small to give
-every channel NCCL's per-channel minimum runs on fewer channels, at a proportional share of the
-bandwidth.
+nodes). ``nvls(a) = raw_up x NVLS_PEAK x (h-1)/h / (1 + a / NVLS_REDUCE_RANKS)``, ``h = min(a, 32)``
+NVLS heads: NCCL scales NVLS bandwidth by (channels-1)/channels over its NVLS graph's one channel per GPU
+(``tuning.cc``, ``search.cc``), and the NVSwitch reduction engine reads ``a`` inputs per output element,
+so its throughput falls with the domain size (fit on two published rows, DGX H100 and GB200 NVL72; see
+``benchmarks/nccl_tests_published.yaml``). NVLS runs in loops of ranks x channels x 128 KiB (channels:
+16 on Hopper, 24 on one Blackwell domain, 32 across domains, ``nvls.cc``) whose first one fills the
+pipeline (an extra ``min(S, a·channels·128 KiB)`` bytes' time: NVLS busbw falls below a few GiB on 72
+ranks, not on 8). The tree's first chunk climbs NCCL's tree depth and comes back down: Simple chunks
+of 512 KiB (one of 8 steps of the 4 MiB buffer), LL128 chunks shrunk as NCCL does for short messages;
+on 20 NVL72 racks (depth 75) this fill makes the ring NCCL's choice. The group's ``architecture``
+(catalog) selects the per-architecture tables; None leaves them out. Protocols scale the Simple
+bandwidth (LL 0.5 capped at NCCL's ``llMaxBws``, LL128 0.92) and carry NCCL's per-protocol latencies. A
+message too small to give every channel NCCL's per-channel minimum runs on fewer channels, at a
+proportional share of the bandwidth.
 """
 
 from __future__ import annotations
