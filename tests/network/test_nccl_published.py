@@ -50,3 +50,15 @@ def test_no_row_from_two_racks_is_worse_than_25_percent(rows) -> None:  # type: 
     for r in rows:
         if r.id.startswith("gb200-2rack"):
             assert abs(r.error) <= 0.25, (r.id, r.error)
+
+
+def test_single_domain_rows_within_5_percent(rows) -> None:  # type: ignore[no-untyped-def]
+    # the target for one scale-up domain (8 to 72 GPUs, NVLink ring and NVLS, incl. 5 of 8 H100)
+    for r in rows:
+        if r.single_domain:
+            assert abs(r.error) <= 0.05, (r.id, r.error)
+
+
+def test_held_out_rows_mape_at_most_10_percent(rows) -> None:  # type: ignore[no-untyped-def]
+    held = [r for r in rows if r.role == "check"]
+    assert len(held) >= 20 and mape(held) <= 0.10, [(r.id, round(r.error, 3)) for r in held]
