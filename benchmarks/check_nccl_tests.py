@@ -49,6 +49,7 @@ def predict(row: dict[str, Any]) -> Row:
         scale_out_bw=gbps_to_bytes_per_s(row["nic_gbps"]),
         scale_up_reduction=bool(row.get("nvls", False)),
         in_network_reduction=bool(row.get("sharp", False)),
+        architecture=acc.architecture,
     )
     r = collective_time(row["op"], float(row["bytes"]), g, row.get("algorithm") or "auto")
     return Row(

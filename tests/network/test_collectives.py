@@ -143,3 +143,26 @@ def test_nvls_and_fabric_phases_are_pipelined_not_added() -> None:
     assert piped.algorithm == "nvls_tree"
     assert piped.busbw / 1e9 == pytest.approx(8 * 50 * 0.92 * 2 * 15 / 16, rel=0.02)
     assert summed.time_s > 1.3 * piped.time_s
+
+
+def test_nvls_tree_is_capped_per_head_by_architecture() -> None:
+    # NCCL's perChMaxNVLSTreeBws: 57.7 GB/s per NVLS head on two Hopper nodes, one head per NIC (8), so
+    # nccl-tests busbw cannot pass 8 x 57.7 = 462 GB/s; an architecture without a table entry is uncapped
+    kw = dict(size=16.0, per_domain=8.0, scale_up_bw=450e9, scale_out_bw=50e9, scale_up_reduction=True)
+    hopper = collective_time("all_reduce", 8 * 2**30, CommGroup(**kw, architecture="Hopper"))  # type: ignore[arg-type]
+    free = collective_time("all_reduce", 8 * 2**30, CommGroup(**kw))  # type: ignore[arg-type]
+    assert hopper.algorithm == "nvls_tree"
+    assert hopper.busbw / 1e9 <= 8 * 57.7 * 1.001
+    assert free.busbw > 1.05 * hopper.busbw
+
+
+@pytest.mark.parametrize("nbytes", [2.0**29, 2.0**31])
+def test_a_deeper_tree_chain_fills_longer(nbytes: float) -> None:
+    # same ranks and bytes: 20 domains of 72 (NCCL tree depth 71 + log2 20) against 180 domains of 8
+    # (depth 7 + log2 180); the deep chain's first chunk crosses ~4x more hops, so its Simple tree is
+    # slower although its per-byte bound (NVLink, 2/up) is the same
+    deep = CommGroup(size=1440.0, per_domain=72.0, scale_up_bw=900e9, scale_out_bw=400e9)
+    shallow = CommGroup(size=1440.0, per_domain=8.0, scale_up_bw=900e9, scale_out_bw=400e9)
+    t_deep = collective_time("all_reduce", nbytes, deep, "tree", protocol="Simple").time_s
+    t_shallow = collective_time("all_reduce", nbytes, shallow, "tree", protocol="Simple").time_s
+    assert t_deep > 1.2 * t_shallow

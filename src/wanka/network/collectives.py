@@ -19,10 +19,13 @@ ranks, ``a`` per scale-up domain, ``k = n / a`` domains, per-GPU link rates ``up
 algorithm       bandwidth term (per rank buffer S)                           latency (NCCL tables)
 ==============  ===========================================================  =========================
 ring            f·S / min(up, a·out): one ring per NIC (rail)                base + intra/inter hops
-tree            max(2S/up, c_k·S/(a·out)) / 0.92, double binary tree         2((a-1)·intra + log2 k·inter)
+tree            max(2S/up, c_k·S/(a·out)) / 0.92, double binary tree,        2((a-1)·intra + log2 k·inter)
+                + chain fill: 2·depth chunk-times, depth = a-1 + log2 k
 nvls            S / nvls(a): NVLink SHARP inside one domain                  NVLS switch latency
-nvls_tree       max(S/nvls(a), c_k·S/(a·out)): NVLS inside, tree across;     NVLS + 2 log2 k · inter
-                the two phases are *pipelined* (max, not sum)
+nvls_tree       max(S/nvls(a), c_k·S/(a·out), S/cap): NVLS inside, tree      NVLS + 2 log2 k · inter
+                across, *pipelined* (max, not sum); cap = heads x NCCL's
+                per-channel NVLS-tree cap (Hopper 57.7/45.5 GB/s, Blackwell
+                96/80 GB/s for 2/more nodes); fills two NVLS pipelines
 collnet         max(intra, S/(a·out)) / 0.85: IB SHARP reduces in the switch  base + aggregation tree
 pat             (n-1)/n·S / (0.75·out), one rank per domain (AG/RS)          8 + log2 k·inter/3.5 + 2.8n
 hierarchical    reduce-scatter + shard all-reduce + all-gather, *summed*     (not pipelined; on request)
@@ -30,15 +33,20 @@ hierarchical    reduce-scatter + shard all-reduce + all-gather, *summed*     (no
 
 ``c_k`` is the busiest node's share in a double binary tree: 1 for two domains, 1.5 for three (root of
 one tree, leaf of the other), 2 beyond (interior in one tree: NCCL's ``bwInter/2`` for more than two
-nodes). ``nvls(a) = raw_up x NVLS_PEAK / (1 + a /
-NVLS_REDUCE_RANKS)``: the NVSwitch reduction engine reads ``a`` inputs per output element, so its
-throughput falls with the domain size (fit on two published rows, DGX H100 and GB200 NVL72; see
-``benchmarks/nccl_tests_published.yaml``), and NVLS runs in loops of ranks x 16 channels x 128 KiB whose
-first one fills the pipeline (an extra ``min(S, a·16·128 KiB)`` bytes' time: NVLS busbw falls below a
-few GiB on 72 ranks, not on 8). Protocols scale the Simple bandwidth (LL 0.5 capped at
-NCCL's ``llMaxBws``, LL128 0.92) and carry NCCL's per-protocol latencies. A message too small to give
-every channel NCCL's per-channel minimum runs on fewer channels, at a proportional share of the
-bandwidth.
+nodes). ``nvls(a) = raw_up x NVLS_PEAK x (h-1)/h / (1 + a / NVLS_REDUCE_RANKS)``, ``h = min(a, 32)``
+NVLS heads: NCCL scales NVLS bandwidth by (channels-1)/channels over its NVLS graph's one channel per GPU
+(``tuning.cc``, ``search.cc``), and the NVSwitch reduction engine reads ``a`` inputs per output element,
+so its throughput falls with the domain size (fit on two published rows, DGX H100 and GB200 NVL72; see
+``benchmarks/nccl_tests_published.yaml``). NVLS runs in loops of ranks x channels x 128 KiB (channels:
+16 on Hopper, 24 on one Blackwell domain, 32 across domains, ``nvls.cc``) whose first one fills the
+pipeline (an extra ``min(S, a·channels·128 KiB)`` bytes' time: NVLS busbw falls below a few GiB on 72
+ranks, not on 8). The tree's first chunk climbs NCCL's tree depth and comes back down: Simple chunks
+of 512 KiB (one of 8 steps of the 4 MiB buffer), LL128 chunks shrunk as NCCL does for short messages;
+on 20 NVL72 racks (depth 75) this fill makes the ring NCCL's choice. The group's ``architecture``
+(catalog) selects the per-architecture tables; None leaves them out. Protocols scale the Simple
+bandwidth (LL 0.5 capped at NCCL's ``llMaxBws``, LL128 0.92) and carry NCCL's per-protocol latencies. A
+message too small to give every channel NCCL's per-channel minimum runs on fewer channels, at a
+proportional share of the bandwidth.
 """
 
 from __future__ import annotations
@@ -131,14 +139,39 @@ class NcclModel:
     channel_min_bytes: tuple[float, float, float] = (4096.0, 5120.0, 32768.0)
     up_efficiency: float = field(default_factory=lambda: default_calibration().scale_up_efficiency)
     out_efficiency: float = field(default_factory=lambda: default_calibration().scale_out_efficiency)
-    # NVLS algbw = raw_up x nvls_peak / (1 + a / nvls_reduce_ranks): fit on DGX H100 (8 GPUs, 480 GB/s
-    # busbw, nccl-tests#212/#290) and GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43)
-    nvls_peak: float = 0.6347
-    nvls_reduce_ranks: float = 220.5
+    # NVLS algbw = raw_up x nvls_peak x (h-1)/h / (1 + a / nvls_reduce_ranks), h = min(a, nvls_max_heads)
+    # NVLS heads (channels): NCCL's tuner scales NVLS bandwidth by (nChannels-1)/nChannels (tuning.cc) and
+    # its NVLS graph has one channel per GPU, at most NCCL_MAX_NVLS_ARITY = 32 (search.cc, device.h).
+    # nvls_peak and nvls_reduce_ranks: fit on DGX H100 (8 GPUs, 480 GB/s busbw, nccl-tests#212/#290) and
+    # GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43)
+    nvls_peak: float = 0.7355
+    nvls_reduce_ranks: float = 151.9
+    nvls_max_heads: int = 32
     # NVLS works in loops of ranks x channels x chunk (NCCL_NVLS_NCHANNELS = 16, NCCL_NVLS_CHUNKSIZE = 128 KiB,
     # NCCL environment docs); the first loop fills the reduce/multicast pipeline before data completes
     nvls_channels: int = 16
     nvls_chunk_bytes: float = 128 * 1024
+    # NVLS channels by architecture, (one domain, several): NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL
+    # 24, NVLS_NCHANNELS_SM100 32 (src/transport/nvls.cc, NVIDIA/nccl master 5067397c); others: nvls_channels
+    nvls_channels_by_arch: dict[str, tuple[int, int]] = field(
+        default_factory=lambda: {"Hopper": (16, 16), "Blackwell": (24, 32)}
+    )
+    # NVLS-tree bus bandwidth per channel cap, B/s, for (one node, two, more) by GPU architecture
+    # (tuning.cc ``perChMaxNVLSTreeBws``, NVIDIA/nccl master 5067397c, 2026-06), x the NVLS heads: one
+    # per GPU (and its NIC) of the domain (``NVLS Head i: ...`` in NCCL's INFO log), at most
+    # ``nvls_max_heads``; an architecture not listed is not capped.
+    nvls_tree_max_bw_per_channel: dict[str, tuple[float, float, float]] = field(
+        default_factory=lambda: {"Hopper": (0.0, 57.7e9, 45.5e9), "Blackwell": (0.0, 96.0e9, 80.0e9)}
+    )
+    # Tree pipeline (NCCL src/graph/connect.cc, src/enqueue.cc, src/init.cc): a chunk climbs the tree
+    # (reduce) and comes back down (broadcast), so the first chunk of each channel takes 2 x depth
+    # chunk-times; depth = ranks per node - 1 + log2(nodes) (connect.cc). Chunk = one buffer step:
+    # Simple 4 MiB / NCCL_STEPS 8 = 512 KiB; LL128 ~4.7 MiB / 8 x 120/128, which NCCL halves down to
+    # 32 KiB while nBytes / (channels x chunk) < (1 + log2 nodes + 0.1 ppn) x 16 / ppn (enqueue.cc: it
+    # shrinks LL128 tree chunks because of this fill); LL (8-byte lines, 16 KiB chunks) is left without
+    # a fill beyond its per-hop latency.
+    tree_chunk_bytes: tuple[float, float, float] = (0.0, 576000.0, 524288.0)
+    tree_ll128_min_chunk_bytes: float = 32768.0
     # framework launch cost added to every collective
     launch_s: float = field(default_factory=lambda: default_calibration().collective_launch_s)
 
@@ -180,6 +213,9 @@ class CommGroup:
     up_efficiency: float | None = None
     out_efficiency: float | None = None
     nvls_efficiency: float | None = None  # NVLS all-reduce algbw / scale-up link rate
+    # GPU architecture (catalog ``Accelerator.architecture``: Hopper, Blackwell, ...): selects NCCL's
+    # per-architecture tuner caps; None = uncapped
+    architecture: str | None = None
     # wanka's calibration for this group's latencies and efficiencies (None = the shipped one); the
     # engine passes its context's
     calibration: Calibration | None = None
@@ -256,6 +292,7 @@ class _Ctx:
     nvls: FloatArray
     s: FloatArray
     m: NcclModel
+    arch: str | None = None
 
 
 def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
@@ -267,10 +304,11 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
     out = np.asarray(g.scale_out_bw, dtype=float) * (m.out_efficiency if g.out_efficiency is None else g.out_efficiency)
     out = out / np.maximum(1.0, np.asarray(g.scale_out_contention, dtype=float))
     if g.nvls_efficiency is None:
-        nvls = raw_up * m.nvls_peak / (1.0 + a / m.nvls_reduce_ranks)
+        heads = np.minimum(a, float(m.nvls_max_heads))
+        nvls = raw_up * m.nvls_peak * np.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
     else:
         nvls = raw_up * g.nvls_efficiency
-    return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m)
+    return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m, g.architecture)
 
 
 def _channels(c: _Ctx, p: int) -> FloatArray:
@@ -313,6 +351,22 @@ def _tree_inter(c: _Ctx) -> FloatArray:
     return np.asarray(ck / (c.a * c.out))
 
 
+def _tree_fill(c: _Ctx, p: int, per_byte: FloatArray) -> FloatArray:
+    """Seconds the first chunk of each channel takes down and up the tree: 2 x depth chunk-times, a
+    chunk-time being one chunk at the per-channel share of the tree's bandwidth (``per_byte`` is the
+    time per byte over the channels in use)."""
+    m = c.m
+    used = np.clip(c.s / m.channel_min_bytes[p], 1.0, float(m.channels))
+    per_channel = c.s / used
+    chunk = np.asarray(m.tree_chunk_bytes[p])
+    depth = c.a - 1.0 + np.log2(c.k)
+    if p == 1:
+        steps = 1.0 + np.log2(c.k) + 0.1 * c.a
+        chunk = np.clip(per_channel / (steps * 16.0 / c.a), m.tree_ll128_min_chunk_bytes, chunk)
+    chunk = np.minimum(chunk, per_channel)
+    return np.asarray(2.0 * depth * chunk * used * per_byte)
+
+
 def _tree(c: _Ctx, p: int) -> FloatArray:
     m = c.m
     per_byte = np.maximum(2.0 / c.up, _tree_inter(c)) / m.tree_factor / _channels(c, p)
@@ -321,12 +375,14 @@ def _tree(c: _Ctx, p: int) -> FloatArray:
     elif p == 1:
         per_byte = per_byte / (120.0 / 128.0)
     lat = m.base["tree"][p] + 2.0 * ((c.a - 1.0) * m.nvlink["tree"][p] + np.log2(c.k) * m.net["tree"][p])
-    return np.asarray(np.where(c.k > 1, c.s * per_byte + lat, np.inf))
+    return np.asarray(np.where(c.k > 1, c.s * per_byte + _tree_fill(c, p, per_byte) + lat, np.inf))
 
 
 def _nvls_fill(c: _Ctx) -> FloatArray:
     """Bytes of the NVLS pipeline's first loop (at most the message itself)."""
-    return np.asarray(np.minimum(c.s, c.a * c.m.nvls_channels * c.m.nvls_chunk_bytes))
+    ch = c.m.nvls_channels_by_arch.get(c.arch or "", (c.m.nvls_channels, c.m.nvls_channels))
+    channels = np.where(c.k <= 1, float(ch[0]), float(ch[1]))
+    return np.asarray(np.minimum(c.s, c.a * channels * c.m.nvls_chunk_bytes))
 
 
 def _nvls(c: _Ctx) -> FloatArray:
@@ -335,11 +391,23 @@ def _nvls(c: _Ctx) -> FloatArray:
     return np.asarray(np.where(c.k <= 1, t, np.inf))
 
 
+def _nvls_tree_cap(c: _Ctx) -> FloatArray:
+    """NCCL's ceiling on NVLS-tree all-reduce algbw: heads (one per NIC, at most ``nvls_max_heads``) x the
+    per-channel bus bandwidth cap of the architecture and node count, converted to algbw (x n / 2(n-1))."""
+    caps = c.m.nvls_tree_max_bw_per_channel.get(c.arch or "")
+    if caps is None:
+        return np.asarray(np.full(np.shape(c.k), np.inf))
+    per_ch = np.where(c.k <= 2, caps[1], caps[2])
+    heads = np.minimum(c.a, float(c.m.nvls_max_heads))
+    return np.asarray(heads * per_ch * c.n / (2.0 * (c.n - 1.0)))
+
+
 def _nvls_tree(c: _Ctx) -> FloatArray:
     m = c.m
-    per_byte = np.maximum(1.0 / c.nvls, _tree_inter(c)) / _channels(c, 2)
+    per_byte = np.maximum(np.maximum(1.0 / c.nvls, _tree_inter(c)), 1.0 / _nvls_tree_cap(c)) / _channels(c, 2)
     lat = m.nvlink["nvls_tree"][2] + 2.0 * np.log2(c.k) * m.net["nvls_tree"][2]
-    fill = _nvls_fill(c) / (c.nvls * _channels(c, 2))
+    # the fabric sits between the in-switch reduce and the multicast: each fills its own pipeline
+    fill = 2.0 * _nvls_fill(c) / (c.nvls * _channels(c, 2))
     return np.asarray(np.where(c.k > 1, c.s * per_byte + fill + lat, np.inf))
 
 

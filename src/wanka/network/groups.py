@@ -86,4 +86,5 @@ def comm_group(cluster: ClusterSpec, size: Num, stride: Num, contention: float |
         up_efficiency=cluster.scale_up.link_efficiency,
         out_efficiency=cluster.fabric.link_efficiency,
         nvls_efficiency=cluster.scale_up.nvls_efficiency,
+        architecture=accelerator(cluster.accelerator).architecture,
     )
