@@ -293,8 +293,11 @@ _ZH_PHRASES: tuple[tuple[str, str], ...] = (
 
 def plain_words(text: str, lang: str) -> str:
     """An assumption in plain words: internal class names become the scenario field a user sets;
-    the layers' frequent sentences are given in Chinese (preset notes stay as their sources wrote them)."""
+    the layers' frequent sentences are given in Chinese; a preset's bilingual note (``{en, zh}``) is
+    shown in ``lang``, in English where it has no translation."""
     import re
+
+    from wanka.spec.text import in_lang
 
     out = re.sub(
         r"\b(" + "|".join(_SPEC_PATHS) + r")\.(\w+)",

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from wanka.report.claims import ClaimResult
 from wanka.report.compare import Comparison
-from wanka.report.i18n import label
+from wanka.report.i18n import label, origin_label, plain_words
 from wanka.report.summary import summary_rows
 
 __all__ = ["claims_renderable", "compare_renderable"]
@@ -49,7 +49,10 @@ def compare_renderable(cmp: Comparison, lang: str, *, assumptions: bool = True) 
         for c in cmp.clusters:
             parts.append(Text(f"{c.name}", style="bold"))
             for a in c.assumptions:
-                parts.append(Text(f"  [{a.origin}] {a.text}", style="dim"))
+                if lang == "zh":
+                    parts.append(Text(f"  [{origin_label(a.origin, lang)}] {plain_words(a.text, lang)}", style="dim"))
+                else:
+                    parts.append(Text(f"  [{a.origin}] {a.text}", style="dim"))
     return Group(*parts)
 
 

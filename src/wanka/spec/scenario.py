@@ -8,6 +8,7 @@ from wanka.spec.base import FieldError, Spec
 from wanka.spec.cluster import ClusterSpec
 from wanka.spec.model import ModelSpec
 from wanka.spec.ops import CheckpointSpec, FacilitySpec, FailureSpec
+from wanka.spec.text import BilingualText
 from wanka.spec.training import ParallelSpec, TrainingSpec
 
 __all__ = ["Scenario"]
@@ -17,7 +18,7 @@ class Scenario(Spec):
     """A cluster, a model, a training job and a parallel strategy, plus ops and facility inputs.
 
     ``sources`` lists where the inputs come from; ``assumptions`` lists what is not public and the
-    typical value chosen instead. Every consumer reads this one tree.
+    typical value chosen instead (each a string, or ``{en: ..., zh: ...}``). Every consumer reads this one tree.
     """
 
     name: str = "custom"
@@ -32,7 +33,7 @@ class Scenario(Spec):
     facility: FacilitySpec = FacilitySpec()
     campaign_days: float | None = Field(None, gt=0, le=3650, description="fixed wall-clock window to simulate")
     sources: list[str] = Field(default_factory=list)
-    assumptions: list[str] = Field(default_factory=list)
+    assumptions: list[BilingualText] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
