@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
-from wanka.cli.lang import tr
+from wanka.cli.lang import tr, tx
 from wanka.errors import SpecError
 from wanka.spec import ModelSpec, dump_json, dump_yaml, load_model
 from wanka.spec.hf_import import load_hf_config
@@ -93,7 +93,7 @@ def show_cmd(
     t.add_column(overflow="fold")
     t.add_row("model", f"{m.name} ({m.type})")
     t.add_row(
-        tr("parameters", "参数量"),
+        tx("parameters"),
         tr(
             f"{total / 1e9:,.1f} B total · {active / 1e9:,.1f} B active per token (approx.)",
             f"总计 {total / 1e9:,.1f} B · 每 token 激活 {active / 1e9:,.1f} B (近似)",

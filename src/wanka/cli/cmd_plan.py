@@ -61,53 +61,62 @@ def _bar(frac: float, width: int = 28) -> str:
 
 
 def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> None:
+    from wanka.cli.lang import current, lbl, tx
+    from wanka.report.i18n import plain_words
+
+    lang = current()
     st = r.strategy
     assert sc.model is not None and sc.training is not None
     console.print(
-        f"[bold]{sc.model.name}[/] on [bold]{sc.name}[/] · {r.gpus:,} × {sc.cluster.accelerator} · "
+        f"[bold]{sc.model.name}[/] {tx('on')} [bold]{sc.name}[/] · {r.gpus:,} × {sc.cluster.accelerator} · "
         f"{sc.training.precision.upper()}"
     )
     console.print(
-        f"strategy  tp {st['tp']} · pp {st['pp']} (vpp {st['vpp']}) · dp {st['dp']} · cp {st['cp']} · "
-        f"ep {st['ep']} · zero {st['zero']} · recompute {st['recompute']} · micro-batch {st['micro_batch']} · "
-        f"global batch {sc.training.global_batch_seqs:,} × {sc.seq_len:,} tok"
+        f"{lbl('strategy', 10)}tp {st['tp']} · pp {st['pp']} (vpp {st['vpp']}) · dp {st['dp']} · cp {st['cp']} · "
+        f"ep {st['ep']} · zero {st['zero']} · {tx('recompute')} {st['recompute']} · micro-batch {st['micro_batch']} · "
+        f"{tx('global batch')} {sc.training.global_batch_seqs:,} × {sc.seq_len:,} tok"
     )
     console.print()
     console.print(
-        f" step time  {r.step_time_s:.3f} s    tokens/s/GPU {r.tokens_per_s_per_gpu:,.0f}    "
-        f"MFU {r.mfu:.1%}  (model FLOPs 6N + attention)    HFU {r.hfu:.1%}"
+        f" {lbl('step time', 11)}{r.step_time_s:.3f} s    {tx('tokens/s/GPU')} {r.tokens_per_s_per_gpu:,.0f}    "
+        f"MFU {r.mfu:.1%}  {tx('(model FLOPs 6N + attention)')}    HFU {r.hfu:.1%}"
     )
     t = Table(show_header=False, box=None, pad_edge=False)
     for k, v in r.breakdown.items():
         if v <= 0:
             continue
-        t.add_row(f"  {_LABELS[k]}", f"{v:8.3f} s", f"{v / r.step_time_s:6.1%}", _bar(v / r.step_time_s))
+        t.add_row(f"  {tx(_LABELS[k])}", f"{v:8.3f} s", f"{v / r.step_time_s:6.1%}", _bar(v / r.step_time_s))
     console.print(t)
     m = r.memory
-    mark = "✓" if m.fits else "✗ does not fit"
+    mark = "✓" if m.fits else f"✗ {tx('does not fit')}"
     console.print(
-        f" memory / GPU  weights {format_bytes(m.weights)} · grads {format_bytes(m.gradients)} · "
-        f"optimizer {format_bytes(m.optimizer)} · activations {format_bytes(m.activations)} · "
-        f"buffers {format_bytes(m.buffers)} = {format_bytes(m.total)} of {format_bytes(m.capacity)} {mark}"
+        f" {lbl('memory / GPU', 14)}{tx('weights')} {format_bytes(m.weights)} · {tx('grads')} "
+        f"{format_bytes(m.gradients)} · {tx('optimizer')} {format_bytes(m.optimizer)} · {tx('activations')} "
+        f"{format_bytes(m.activations)} · {tx('buffers')} {format_bytes(m.buffers)} = {format_bytes(m.total)} "
+        f"{tx('of')} {format_bytes(m.capacity)} {mark}"
     )
     console.print(
-        f" time to train  {sc.training.tokens / 1e12:,.2f} T tokens → {format_duration(r.time_to_train_s)} "
-        "at steady state (see `wanka reliability` for restarts)"
+        f" {lbl('time to train', 15)}{sc.training.tokens / 1e12:,.2f} T tokens → {format_duration(r.time_to_train_s)} "
+        f"{tx('at steady state (see `wanka reliability` for restarts)')}"
     )
     ck = _checkpoint(sc, checkpoint)
     if ck:
         console.print(
-            f" checkpoint     {format_bytes(ck['size_bytes'])}: save {format_duration(ck['save_s'])} "
-            f"(training stalls {format_duration(ck['blocking_s'])}, {sc.checkpoint.mode}), "
-            f"load {format_duration(ck['load_s'])}"
+            f" {lbl('checkpoint', 15)}{format_bytes(ck['size_bytes'])}: {tx('save')} {format_duration(ck['save_s'])} "
+            f"({tx('training stalls')} {format_duration(ck['blocking_s'])}, {sc.checkpoint.mode}), "
+            f"{tx('load')} {format_duration(ck['load_s'])}"
         )
     batch = [a for a in sc.assumptions if a.startswith("training.batch_tokens")]
     notes = batch + list(r.assumptions) + [a for a in sc.assumptions if a not in batch]
+    if lang == "zh":
+        notes = [plain_words(a, lang) for a in notes]
     if notes:
-        console.print(" assumptions    " + "\n                ".join(notes), markup=False)
+        console.print(f" {lbl('assumptions', 15)}" + "\n                ".join(notes), markup=False)
     ops_notes = _operating_assumptions(sc, r.step_time_s)
+    if lang == "zh":
+        ops_notes = [plain_words(a, lang) for a in ops_notes]
     if ops_notes:  # defaults that move ETTR, energy or cost (spares, recovery, checkpoint, price, grid, PUE)
-        console.print(" operating      " + "\n                ".join(ops_notes), markup=False)
+        console.print(f" {lbl('operating', 15)}" + "\n                ".join(ops_notes), markup=False)
 
 
 def _operating_assumptions(sc: Scenario, step_time_s: float) -> list[str]:
@@ -167,7 +176,9 @@ def plan(
         emit_json(d)
         return
     print_plan(sc, r, a.checkpoint)
+    from wanka.cli.lang import lbl, tx
+
     if chosen:
-        console.print(" strategy from  `wanka search` (the scenario gives no parallel: block)")
+        console.print(f" {lbl('strategy from', 15)}{tx('`wanka search` (the scenario gives no parallel: block)')}")
     if trace is not None:
-        console.print(f" trace          {trace} (open in https://ui.perfetto.dev or chrome://tracing)")
+        console.print(f" {lbl('trace', 15)}{trace} {tx('(open in https://ui.perfetto.dev or chrome://tracing)')}")

@@ -1,14 +1,16 @@
 """The language of the command line's text: ``--lang zh|en`` (before the command) or ``WANKA_LANG``.
 
-Commands read :func:`current`; JSON keys stay English. Error lines keep their field names, values and
-file names and translate the fixed wording around them (:func:`translate_error`).
+Commands read :func:`current`; JSON keys stay English. The labels of every command's text output go
+through one table, :data:`LABELS` (English label -> Chinese), read by :func:`tx` and :func:`lbl`.
+Error lines keep their field names, values and file names and translate the fixed wording around them
+(:func:`translate_error`).
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["LANGS", "current", "set_lang", "tr", "translate_error"]
+__all__ = ["LABELS", "LANGS", "current", "lbl", "set_lang", "tr", "translate_error", "tx"]
 
 LANGS = ("en", "zh")
 _state = {"lang": ""}
@@ -68,3 +70,167 @@ def translate_error(line: str) -> str:
 def tr(en: str, zh: str) -> str:
     """``zh`` when the current language is Chinese, else ``en`` (labels of text output; JSON stays English)."""
     return zh if current() == "zh" else en
+
+
+# The labels of the commands' text output: English -> Chinese (the words an AI-infrastructure engineer in
+# China uses; MFU, ETTR, HBM, TP/PP/DP/CP/EP, ZeRO keep their usual abbreviations). One table for every command.
+LABELS: dict[str, str] = {
+    # shared
+    "note": "注",
+    "source": "来源",
+    "assumptions": "假设",
+    "on": "运行于",
+    "GPUs": "卡",
+    "nodes": "节点",
+    "count": "数量",
+    "power": "功率",
+    "total": "合计",
+    "share": "占比",
+    "name": "名称",
+    "model": "模型",
+    "job": "训练任务",
+    "steady state": "稳态",
+    "step": "单步",
+    "memory": "显存",
+    "energy": "能耗",
+    "checkpoint": "检查点",
+    "storage": "存储",
+    "fabric": "参数面网络",
+    "racks": "机柜",
+    "accelerators": "加速卡",
+    "IT power": "IT 功耗",
+    "host memory": "主机内存",
+    "peak (dense)": "峰值算力 (稠密)",
+    "scale-up": "超节点/机内互联",
+    "parameters": "参数量",
+    "strategy from": "策略来源",
+    "plot written to": "图已写入",
+    # plan
+    "strategy": "并行策略",
+    "global batch": "全局批量",
+    "step time": "步时",
+    "tokens/s/GPU": "每卡吞吐 tokens/s",
+    "(model FLOPs 6N + attention)": "（模型算力 6N + 注意力）",
+    "compute fwd+bwd": "前向+反向计算",
+    "recompute": "重计算",
+    "TP comm (exposed)": "TP 通信（暴露）",
+    "CP comm (exposed)": "CP 通信（暴露）",
+    "EP all-to-all (exposed)": "EP All2All（暴露）",
+    "PP bubble": "PP 气泡",
+    "PP p2p (exposed)": "PP 点对点（暴露）",
+    "DP comm (exposed)": "DP 通信（暴露）",
+    "optimizer": "优化器",
+    "memory / GPU": "每卡显存",
+    "weights": "权重",
+    "grads": "梯度",
+    "activations": "激活",
+    "buffers": "缓冲",
+    "of": "/",
+    "does not fit": "放不下",
+    "time to train": "训练时长",
+    "at steady state (see `wanka reliability` for restarts)": "（稳态；含重启见 `wanka reliability`）",
+    "save": "保存",
+    "training stalls": "训练阻塞",
+    "load": "加载",
+    "operating": "运维假设",
+    "`wanka search` (the scenario gives no parallel: block)": "`wanka search`（场景未给出 parallel: 块）",
+    "trace": "时间线",
+    "(open in https://ui.perfetto.dev or chrome://tracing)": "（用 https://ui.perfetto.dev 或 chrome://tracing 打开）",
+    # search
+    "objective": "优化目标",
+    "layout": "并行布局",
+    "mb": "微批",
+    "to train": "训练时长",
+    "energy $": "电费 $",
+    "scenario's strategy": "场景给定策略",
+    "Pareto front": "帕累托前沿",
+    # reliability
+    "replicas": "次模拟",
+    "seed": "随机种子",
+    "wall clock": "墙钟时间",
+    "window": "固定窗口",
+    "until trained": "直到训完",
+    "interruptions": "中断次数",
+    "unexpected": "意外",
+    "planned": "计划内",
+    "job MTBF": "任务级 MTBF",
+    "failures/day": "次故障/天",
+    "size-independent": "与规模无关",
+    "table": "故障率表",
+    "有效训练时长 ETTR": "有效训练时长 ETTR",
+    "closed form": "解析解",
+    "goodput": "有效吞吐率",
+    "throughput": "吞吐",
+    "tokens/s/GPU over the campaign": "每卡 tokens/s（整个训练周期）",
+    "ETTR limited by": "ETTR 损失来源",
+    "(of wall clock)": "（占墙钟时间）",
+    "stall": "阻塞",
+    "coordination": "协调",
+    "persist": "落盘",
+    "every": "间隔",
+    "steps": "步",
+    "(Young/Daly over whole steps ≥ persist)": "（Young/Daly 最优，整步且不短于落盘时间）",
+    "spares": "备用节点",
+    "hot": "热备",
+    "idle cluster nodes": "集群空闲节点",
+    "shrink and continue": "缩容继续训练",
+    "swap a spare, else wait for repair": "换上备用节点，否则等待维修",
+    "straggler factor": "慢节点系数",
+    "P(no spare)": "P(无备用)",
+    "cause": "原因",
+    "detect": "检测",
+    "GPU-h lost": "损失卡时",
+    "checkpointing": "检查点",
+    "stragglers": "慢节点",
+    # show / presets
+    "scenario presets": "场景预设",
+    "model presets": "模型预设",
+    "type": "类型",
+    "layers": "层数",
+    "hidden": "隐藏维度",
+    "description": "说明",
+    # fabric
+    "tier": "层级",
+    "switch": "交换机",
+    "radix": "端口数",
+    "switches": "交换机数",
+    "down / up ports": "下行 / 上行端口",
+    "oversubscription": "收敛比",
+    "links below": "下行链路",
+    "where": "位置",
+    "module / cable": "光模块 / 线缆",
+    "bisection": "对分带宽",
+    "largest cluster with this switch": "该交换机可组最大集群",
+    "optics": "光模块",
+    # facility / storage
+    "mode": "方式",
+    "campaign": "训练周期",
+    "hardware": "硬件",
+    # schedule
+    "completed": "完成",
+    "rejected (too big)": "拒绝 (过大)",
+    "utilisation (makespan)": "利用率 (全程)",
+    "utilisation (arrivals)": "利用率 (到达期间)",
+    "queue delay mean": "排队时延 均值",
+    "queue delay median": "排队时延 中位数",
+    "queue delay p99": "排队时延 p99",
+    "JCT mean / median": "作业完成时间 均值/中位数",
+    "fragmentation": "碎片率",
+    "preemptions": "抢占",
+    "node failures / restarts": "节点故障 / 重启",
+    # validate
+    "published runs: predicted vs measured tokens/s/GPU": "公开训练记录：预测与实测 tokens/s/GPU",
+}
+
+
+def tx(en: str) -> str:
+    """The label ``en`` in the current language (from :data:`LABELS`; English where it has no entry)."""
+    return LABELS.get(en, en) if current() == "zh" else en
+
+
+def lbl(en: str, width: int) -> str:
+    """:func:`tx` padded with spaces to ``width`` terminal cells (a Chinese character is two cells)."""
+    from rich.cells import cell_len
+
+    s = tx(en)
+    return s + " " * max(1, width - cell_len(s))

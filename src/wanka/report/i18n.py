@@ -306,7 +306,7 @@ def plain_words(text: str, lang: str) -> str:
             if lang == "zh"
             else f"the scenario field {_SPEC_PATHS[m.group(1)]}.{m.group(2)}"
         ),
-        text,
+        in_lang(text, lang),
     )
     if lang == "zh":
         for pat, rep in _ZH_PHRASES:
