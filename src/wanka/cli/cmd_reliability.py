@@ -86,50 +86,61 @@ def reliability_cmd(
             d["plot"] = str(plot)
         emit_json(d)
         return
+    from wanka.cli.lang import current, lbl, tr, tx
+    from wanka.report.i18n import plain_words
+
     i, u = r.interruptions, r.unexpected_interruptions
     console.print(
-        f"[bold]{s.name}[/] · {r.gpus:,} GPUs on {r.nodes:,} nodes · {r.replicas:,} replicas, "
-        f"seed {r.seed} · step {dt:.3g} s ({dt_from})"
+        f"[bold]{s.name}[/] · "
+        + tr(f"{r.gpus:,} GPUs on {r.nodes:,} nodes", f"{r.gpus:,} 卡 / {r.nodes:,} 节点")
+        + f" · {r.replicas:,} {tx('replicas')}, "
+        f"{tx('seed')} {r.seed} · {tx('step')} {dt:.3g} s ({dt_from})"
     )
-    window = "window" if r.mode == "window" else "until trained"
+    window = tx("window") if r.mode == "window" else tx("until trained")
     console.print(
-        f" wall clock       {format_duration(r.wall_clock_s.mean)} ({window}; p5–p95 "
+        f" {lbl('wall clock', 17)}{format_duration(r.wall_clock_s.mean)} ({window}; p5–p95 "
         f"{format_duration(r.wall_clock_s.p5)} – {format_duration(r.wall_clock_s.p95)})"
     )
     console.print(
-        f" interruptions    {i.mean:,.1f} (p5–p95 {i.p5:,.0f} – {i.p95:,.0f}) · unexpected "
-        f"{u.mean:,.1f} · planned {r.planned_interruptions.mean:,.1f}"
+        f" {lbl('interruptions', 17)}{i.mean:,.1f} (p5–p95 {i.p5:,.0f} – {i.p95:,.0f}) · {tx('unexpected')} "
+        f"{u.mean:,.1f} · {tx('planned')} {r.planned_interruptions.mean:,.1f}"
     )
     console.print(
-        f" job MTBF         {format_duration(r.job_mtbf_s)} · {r.failures_per_day:,.2f} "
-        f"failures/day ({r.job_floor_failures_per_day:,.2f} size-independent) · table {r.rates_table}"
+        f" {lbl('job MTBF', 17)}{format_duration(r.job_mtbf_s)} · {r.failures_per_day:,.2f} "
+        f"{tx('failures/day')} ({r.job_floor_failures_per_day:,.2f} {tx('size-independent')}) · {tx('table')} "
+        f"{r.rates_table}"
     )
     console.print(
-        f" 有效训练时长 ETTR  {_pct(r.ettr.mean)} (p5–p95 {_pct(r.ettr.p5)} – {_pct(r.ettr.p95)}; "
-        f"closed form {_pct(r.ettr_analytic)}) · goodput {_pct(r.goodput.mean)}"
+        f" {lbl('有效训练时长 ETTR', 19)}{_pct(r.ettr.mean)} (p5–p95 {_pct(r.ettr.p5)} – {_pct(r.ettr.p95)}; "
+        f"{tx('closed form')} {_pct(r.ettr_analytic)}) · {tx('goodput')} {_pct(r.goodput.mean)}"
     )
     if r.tokens_per_s_per_gpu is not None:
-        console.print(f" throughput       {r.tokens_per_s_per_gpu.mean:,.0f} tokens/s/GPU over the campaign")
+        console.print(
+            f" {lbl('throughput', 17)}{r.tokens_per_s_per_gpu.mean:,.0f} {tx('tokens/s/GPU over the campaign')}"
+        )
     if r.ettr_limits:
         top = sorted(r.ettr_limits.items(), key=lambda kv: -kv[1])
         console.print(
-            " ETTR limited by  " + " · ".join(f"{k} {_pct(v)}" for k, v in top[:4] if v > 0) + " (of wall clock)"
+            f" {lbl('ETTR limited by', 17)}"
+            + " · ".join(f"{tx(k)} {_pct(v)}" for k, v in top[:4] if v > 0)
+            + f" {tx('(of wall clock)')}"
         )
     steps = r.checkpoint_interval_s / r.step_time_s if r.step_time_s > 0 else 0.0
     searched = r.checkpoint_interval_s == r.optimal_checkpoint_interval_s
     console.print(
-        f" checkpoint       {r.checkpoint_mode} · {format_bytes(r.checkpoint_size_bytes)} · stall "
-        f"{format_duration(r.checkpoint_blocking_s)} (coordination "
-        f"{format_duration(r.checkpoint_coordination_s)}) · persist {format_duration(r.checkpoint_persist_s)} · "
-        f"load {format_duration(r.checkpoint_load_s)} · every {format_duration(r.checkpoint_interval_s)}"
-        + (f" = {steps:,.0f} steps" if 0 < steps < 1e9 else "")
-        + (" (Young/Daly over whole steps ≥ persist)" if searched else "")
+        f" {lbl('checkpoint', 17)}{r.checkpoint_mode} · {format_bytes(r.checkpoint_size_bytes)} · {tx('stall')} "
+        f"{format_duration(r.checkpoint_blocking_s)} ({tx('coordination')} "
+        f"{format_duration(r.checkpoint_coordination_s)}) · {tx('persist')} "
+        f"{format_duration(r.checkpoint_persist_s)} · {tx('load')} {format_duration(r.checkpoint_load_s)} · "
+        f"{tx('every')} {format_duration(r.checkpoint_interval_s)}"
+        + (f" = {steps:,.0f} {tx('steps')}" if 0 < steps < 1e9 else "")
+        + (f" {tx('(Young/Daly over whole steps ≥ persist)')}" if searched else "")
     )
     idle = r.spares - r.hot_spares
-    how = "shrink and continue" if r.elastic else "swap a spare, else wait for repair"
+    how = tx("shrink and continue") if r.elastic else tx("swap a spare, else wait for repair")
     console.print(
-        f" spares           {r.hot_spares:,} hot ({r.spares_from}) + {idle:,} idle cluster nodes · "
-        f"P(no spare) {r.p_no_spare:.2g} · {how} · straggler factor {r.straggler_factor:.3f}"
+        f" {lbl('spares', 17)}{r.hot_spares:,} {tx('hot')} ({r.spares_from}) + {idle:,} {tx('idle cluster nodes')} · "
+        f"{tx('P(no spare)')} {r.p_no_spare:.2g} · {how} · {tx('straggler factor')} {r.straggler_factor:.3f}"
     )
     t = Table(show_header=True, header_style="bold")
     for col, just in (
@@ -140,7 +151,7 @@ def reliability_cmd(
         ("GPU-h lost", "right"),
         ("share", "right"),
     ):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+        t.add_column(tx(col), justify=just)  # type: ignore[arg-type]
     for c in sorted(r.by_cause, key=lambda c: -c.count.mean):
         if c.count.mean == 0:
             continue
@@ -154,9 +165,9 @@ def reliability_cmd(
         )
     for k in ("checkpointing", "stragglers"):
         if r.gpu_hours_lost[k] > 0:
-            t.add_row(k, "", "", "", f"{r.gpu_hours_lost[k]:,.0f}", "")
+            t.add_row(tx(k), "", "", "", f"{r.gpu_hours_lost[k]:,.0f}", "")
     console.print(t)
     if plot is not None:
-        console.print(f"plot written to {plot}")
+        console.print(f"{tx('plot written to')} {plot}")
     for a in r.assumptions:
-        console.print(f"  · {a}", markup=False, style="dim")
+        console.print(f"  · {plain_words(a, 'zh') if current() == 'zh' else a}", markup=False, style="dim")

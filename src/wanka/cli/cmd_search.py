@@ -19,11 +19,14 @@ def _money(x: float | None) -> str:
 
 
 def print_search(sc: Scenario, r: SearchResult) -> None:
+    from wanka.cli.lang import current, tx
+    from wanka.report.i18n import plain_words
+
     assert sc.model is not None and sc.training is not None
     gpus = ", ".join(f"{g:,}" for g in r.gpus)
     console.print(
-        f"[bold]{sc.model.name}[/] on [bold]{sc.name}[/] · {gpus} × {sc.cluster.accelerator} · "
-        f"{sc.training.precision.upper()} · objective {r.objective}"
+        f"[bold]{sc.model.name}[/] {tx('on')} [bold]{sc.name}[/] · {gpus} × {sc.cluster.accelerator} · "
+        f"{sc.training.precision.upper()} · {tx('objective')} {r.objective}"
     )
     many = len(r.gpus) > 1
     money = r.objective != "time"
@@ -42,7 +45,7 @@ def print_search(sc: Scenario, r: SearchResult) -> None:
         *(["energy $"] if money else []),
     ]
     for col in cols:
-        t.add_column(col, justify="left" if col in ("layout", "recompute") else "right", no_wrap=True)
+        t.add_column(tx(col), justify="left" if col in ("layout", "recompute") else "right", no_wrap=True)
     for c in r.top:
         vpp = f" v{c.vpp}" if c.vpp > 1 else ""
         row = [
@@ -77,16 +80,21 @@ def print_search(sc: Scenario, r: SearchResult) -> None:
     if b is not None:
         c = b.candidate
         where = (
-            f"rank {b.rank:,} of {b.feasible_total:,} feasible (best with the same tp/pp/dp/cp/ep: "
-            f"rank {b.shape_rank:,})"
+            tr(
+                f"rank {b.rank:,} of {b.feasible_total:,} feasible (best with the same tp/pp/dp/cp/ep: "
+                f"rank {b.shape_rank:,})",
+                f"在 {b.feasible_total:,} 个可行策略中排第 {b.rank:,}"
+                f"（相同 tp/pp/dp/cp/ep 中最好的排第 {b.shape_rank:,}）",
+            )
             if b.rank is not None and b.shape_rank is not None
-            else f"rank {b.rank}"
+            else tr(f"rank {b.rank}", f"排第 {b.rank}")
             if b.rank is not None
-            else f"infeasible: {b.why_not}"
+            else tr(f"infeasible: {b.why_not}", f"不可行：{b.why_not}")
         )
+        own = tx("scenario's strategy")
         console.print(
-            f" scenario's strategy  {c.layout()} vpp {c.vpp} · mb {c.micro_batch} · zero {c.zero} · "
-            f"recompute {c.recompute}: step {c.step_time_s:.3f} s, {where}"
+            f" {own}  {c.layout()} vpp {c.vpp} · {tx('mb')} {c.micro_batch} · zero {c.zero} · "
+            f"{tx('recompute')} {c.recompute}: {tx('step')} {c.step_time_s:.3f} s, {where}"
         )
     if r.pareto and r.pareto_axes:
         x, y = r.pareto_axes
@@ -98,9 +106,9 @@ def print_search(sc: Scenario, r: SearchResult) -> None:
             )
             for p in r.pareto
         )
-        console.print(f" Pareto front ({x} vs {y})  {pts}")
+        console.print(f" {tx('Pareto front')} ({x} vs {y})  {pts}")
     for n in r.notes:
-        console.print(f" note  {n}")
+        console.print(f" {tx('note')}  {plain_words(n, 'zh') if current() == 'zh' else n}")
 
 
 @app.command("search")
