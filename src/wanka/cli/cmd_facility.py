@@ -89,14 +89,19 @@ def facility_cmd(
         d["convention"] = convention
         emit_json(d)
         return
+    from wanka.cli.lang import current, tr, tx
+    from wanka.report.i18n import plain_words
+
     console.print(
-        f"[bold]{s.name}[/] · {r.accelerators:,} × {s.cluster.accelerator} · {r.cooling} cooling · "
-        f"PUE {r.pue:g} · utilisation {r.utilization:.0%} MFU"
-        + (f", {r.hfu:.0%} HFU (power)" if r.hfu is not None else "")
+        f"[bold]{s.name}[/] · {r.accelerators:,} × {s.cluster.accelerator} · "
+        + tr(f"{r.cooling} cooling", f"{r.cooling} 制冷")
+        + f" · PUE {r.pue:g} · "
+        + tr(f"utilisation {r.utilization:.0%} MFU", f"利用率 {r.utilization:.0%} MFU")
+        + (tr(f", {r.hfu:.0%} HFU (power)", f"，{r.hfu:.0%} HFU（功耗）") if r.hfu is not None else "")
     )
     t = Table(show_header=True, header_style="bold")
-    t.add_column("power")
-    t.add_column("operating", justify="right")
+    t.add_column(tx("power"))
+    t.add_column(tr("operating", "运行功率"), justify="right")
     for label, w in (
         ("accelerators", r.accelerators_w),
         ("CPUs", r.cpus_w),
@@ -107,41 +112,69 @@ def facility_cmd(
         ("cooling and power overhead", r.cooling_overhead_w),
         ("facility", r.facility_power_w),
     ):
-        t.add_row(label, _kw(w))
+        t.add_row(tx(label), _kw(w))
     console.print(t)
-    console.print(f"IT peak {_kw(r.it_power_peak_w)} · node {_kw(r.node.total_w)} (peak {_kw(r.node_peak_w)})")
     console.print(
-        f"racks {r.racks:,} × {r.rack.nodes_per_rack} nodes · {_kw(r.rack_power_w)} per rack "
-        f"at peak ({_kw(r.rack_power_avg_w)} operating) · budget {_kw(r.rack.rack_budget_w)}"
+        tr(
+            f"IT peak {_kw(r.it_power_peak_w)} · node {_kw(r.node.total_w)} (peak {_kw(r.node_peak_w)})",
+            f"IT 峰值 {_kw(r.it_power_peak_w)} · 每节点 {_kw(r.node.total_w)}（峰值 {_kw(r.node_peak_w)}）",
+        )
     )
     console.print(
-        f"synchronous swing {_kw(r.power_swing_w)} IT ({_kw(r.power_swing_w * r.pue)} at the meter) when the "
-        "job's GPUs stop and restart together"
+        tr(
+            f"racks {r.racks:,} × {r.rack.nodes_per_rack} nodes · {_kw(r.rack_power_w)} per rack "
+            f"at peak ({_kw(r.rack_power_avg_w)} operating) · budget {_kw(r.rack.rack_budget_w)}",
+            f"机柜 {r.racks:,} × 每柜 {r.rack.nodes_per_rack} 节点 · 单柜峰值 {_kw(r.rack_power_w)}"
+            f"（运行 {_kw(r.rack_power_avg_w)}）· 单柜功率预算 {_kw(r.rack.rack_budget_w)}",
+        )
     )
     console.print(
-        f"price {r.price_per_kwh:g} {r.currency}/kWh · grid {r.grid_kgco2_per_kwh:g} kg CO2/kWh · PUE {r.pue:g}"
+        tr(
+            f"synchronous swing {_kw(r.power_swing_w)} IT ({_kw(r.power_swing_w * r.pue)} at the meter) when the "
+            "job's GPUs stop and restart together",
+            f"同步功率摆动：任务所有卡同时停止和重启时 IT 侧 {_kw(r.power_swing_w)}"
+            f"（电表侧 {_kw(r.power_swing_w * r.pue)}）",
+        )
+    )
+    console.print(
+        tr(
+            f"price {r.price_per_kwh:g} {r.currency}/kWh · grid {r.grid_kgco2_per_kwh:g} kg CO2/kWh · PUE {r.pue:g}",
+            f"电价 {r.price_per_kwh:g} {r.currency}/kWh · 电网碳排放因子 {r.grid_kgco2_per_kwh:g} kg CO2/kWh · "
+            f"PUE {r.pue:g}",
+        )
     )
     if r.wall_clock_s is not None and r.energy_j is not None:
         it_e, acc_e = r.it_energy_j or 0.0, r.accelerator_energy_j or 0.0
         mc_e, mc_co2 = r.model_card_energy_j or 0.0, r.model_card_co2_kg or 0.0
-        facility_line = (
+        facility_line = tr(
             f"facility convention: {r.energy_j / 3.6e9:,.1f} MWh (IT {it_e / 3.6e9:,.1f} MWh × PUE; "
             f"accelerators {acc_e / 3.6e9:,.1f} MWh) · {r.energy_cost or 0.0:,.0f} {r.currency} · "
-            f"{(r.co2_kg or 0.0) / 1e3:,.1f} t CO2"
+            f"{(r.co2_kg or 0.0) / 1e3:,.1f} t CO2",
+            f"机房口径：{r.energy_j / 3.6e9:,.1f} MWh（IT {it_e / 3.6e9:,.1f} MWh × PUE；"
+            f"加速卡 {acc_e / 3.6e9:,.1f} MWh）· {r.energy_cost or 0.0:,.0f} {r.currency} · "
+            f"{(r.co2_kg or 0.0) / 1e3:,.1f} t CO2",
         )
-        card_line = (
+        card_line = tr(
             f"model-card convention: {r.gpu_hours or 0.0:,.0f} GPU-hours × "
             f"{accelerator(s.cluster.accelerator).tdp_w:,.0f} W = {mc_e / 3.6e9:,.1f} MWh · "
-            f"{mc_co2 / 1e3:,.1f} t CO2"
+            f"{mc_co2 / 1e3:,.1f} t CO2",
+            f"模型卡口径：{r.gpu_hours or 0.0:,.0f} 卡时 × "
+            f"{accelerator(s.cluster.accelerator).tdp_w:,.0f} W = {mc_e / 3.6e9:,.1f} MWh · "
+            f"{mc_co2 / 1e3:,.1f} t CO2",
         )
-        console.print(f"campaign {format_duration(r.wall_clock_s)} ({r.wall_clock_from})")
+        console.print(f"{tx('campaign')} {format_duration(r.wall_clock_s)} ({r.wall_clock_from})")
         first, second = (card_line, facility_line) if convention == "model-card" else (facility_line, card_line)
         console.print(f"[bold]{first}[/]", markup=True)
         console.print(f"  ({second})", markup=False)
     if r.capex_usd is not None:
-        console.print(f"hardware ${r.capex_usd:,.0f} (from facility.hardware_usd_per_gpu)")
+        console.print(
+            tr(
+                f"hardware ${r.capex_usd:,.0f} (from facility.hardware_usd_per_gpu)",
+                f"硬件投资 ${r.capex_usd:,.0f}（来自 facility.hardware_usd_per_gpu）",
+            )
+        )
     for a in r.assumptions:
-        console.print(f"  · {a}", markup=False, style="dim")
+        console.print(f"  · {plain_words(a, 'zh') if current() == 'zh' else a}", markup=False, style="dim")
 
 
 @app.command("storage")
@@ -177,16 +210,26 @@ def storage_cmd(
             }
         )
         return
+    from wanka.cli.lang import current, tr, tx
+    from wanka.report.i18n import plain_words
+
     io = ios["sync"]
     console.print(
-        f"[bold]{s.name}[/] · checkpoint {format_bytes(io.size_bytes)} "
-        f"({io.size_bytes / 1e12:,.2f} TB, {io.params / 1e9:,.1f} B params) · "
-        f"{io.writers:,} writers on {io.writer_nodes:,} nodes · "
-        f"{io.write_bandwidth / 1e9:,.0f} GB/s write (limited by {io.limited_by})"
+        f"[bold]{s.name}[/] · "
+        + tr(
+            f"checkpoint {format_bytes(io.size_bytes)} "
+            f"({io.size_bytes / 1e12:,.2f} TB, {io.params / 1e9:,.1f} B params) · "
+            f"{io.writers:,} writers on {io.writer_nodes:,} nodes · "
+            f"{io.write_bandwidth / 1e9:,.0f} GB/s write (limited by {io.limited_by})",
+            f"检查点 {format_bytes(io.size_bytes)}"
+            f"（{io.size_bytes / 1e12:,.2f} TB，{io.params / 1e9:,.1f} B 参数）· "
+            f"{io.writer_nodes:,} 个节点上 {io.writers:,} 个写进程 · "
+            f"写带宽 {io.write_bandwidth / 1e9:,.0f} GB/s（受限于 {io.limited_by}）",
+        )
     )
     t = Table(show_header=True, header_style="bold")
     for col in ("mode", "save", "training stalled", "to file system", "restart load"):
-        t.add_column(col, justify="right" if col != "mode" else "left")
+        t.add_column(tx(col), justify="right" if col != "mode" else "left")
     for m, x in ios.items():
         mark = " *" if m == s.checkpoint.mode else ""
         t.add_row(
@@ -199,8 +242,12 @@ def storage_cmd(
     console.print(t)
     if demand is not None:
         console.print(
-            f"data read {demand.demand / 1e6:,.1f} MB/s at {demand.tokens_per_s:,.0f} tokens/s · "
-            f"supply {demand.supply / 1e9:,.0f} GB/s · {'ok' if demand.ok else 'SHORT'}"
+            tr(
+                f"data read {demand.demand / 1e6:,.1f} MB/s at {demand.tokens_per_s:,.0f} tokens/s · "
+                f"supply {demand.supply / 1e9:,.0f} GB/s · {'ok' if demand.ok else 'SHORT'}",
+                f"训练数据读取需求 {demand.demand / 1e6:,.1f} MB/s（{demand.tokens_per_s:,.0f} tokens/s）· "
+                f"供给 {demand.supply / 1e9:,.0f} GB/s · {'满足' if demand.ok else '不足'}",
+            )
         )
     for a in io.assumptions:
-        console.print(f"  · {a}", markup=False, style="dim")
+        console.print(f"  · {plain_words(a, 'zh') if current() == 'zh' else a}", markup=False, style="dim")
