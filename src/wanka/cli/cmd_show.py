@@ -8,8 +8,9 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
-from wanka.cli.lang import tx
+from wanka.cli.lang import current, tr, tx
 from wanka.infra import inventory
+from wanka.report.i18n import plain_words
 from wanka.spec import list_model_presets, list_presets, load_model, load_scenario
 from wanka.units import format_bytes, format_flops
 
@@ -50,18 +51,34 @@ def show_cmd(
     t.add_column(style="bold")
     t.add_column()
     t.add_row(tx("accelerators"), f"{inv.accelerators:,} × {inv.accelerator} ({inv.vendor})")
-    t.add_row(tx("nodes"), f"{inv.nodes:,} × {inv.node or 'generic'} ({inv.gpus_per_node} per node)")
-    rem = f" + {inv.scale_up_remainder} outside" if inv.scale_up_remainder else ""
+    t.add_row(
+        tx("nodes"),
+        f"{inv.nodes:,} × {inv.node or 'generic'} "
+        + tr(f"({inv.gpus_per_node} per node)", f"（每节点 {inv.gpus_per_node} 卡）"),
+    )
+    rem = (
+        tr(f" + {inv.scale_up_remainder} outside", f" + 域外 {inv.scale_up_remainder} 卡")
+        if inv.scale_up_remainder
+        else ""
+    )
     t.add_row(
         tx("scale-up"),
-        f"{inv.scale_up_domains:,} domains of {inv.scale_up_domain_size}{rem}, "
-        f"{_bw(inv.scale_up_bandwidth_per_gpu)} per GPU each way",
+        tr(
+            f"{inv.scale_up_domains:,} domains of {inv.scale_up_domain_size}{rem}, "
+            f"{_bw(inv.scale_up_bandwidth_per_gpu)} per GPU each way",
+            f"{inv.scale_up_domains:,} 个 {inv.scale_up_domain_size} 卡互联域{rem}，"
+            f"每卡单向 {_bw(inv.scale_up_bandwidth_per_gpu)}",
+        ),
     )
     r = inv.racks
     t.add_row(
         tx("racks"),
-        f"{r.racks:,} × {r.nodes_per_rack} nodes ({r.gpus_per_rack} GPUs, {_kw(r.rack_power_w)} "
-        f"at full load) — {r.basis}",
+        tr(
+            f"{r.racks:,} × {r.nodes_per_rack} nodes ({r.gpus_per_rack} GPUs, {_kw(r.rack_power_w)} "
+            f"at full load) — {r.basis}",
+            f"{r.racks:,} × 每柜 {r.nodes_per_rack} 节点（{r.gpus_per_rack} 卡，满载 {_kw(r.rack_power_w)}）"
+            f"— {r.basis}",
+        ),
     )
     order = [d for d in ("fp4", "fp8", "bf16", "fp16", "tf32", "fp32", "fp64") if d in inv.peak_flops]
     t.add_row(
@@ -73,14 +90,22 @@ def show_cmd(
         t.add_row(tx("host memory"), format_bytes(inv.host_memory_bytes))
     t.add_row(
         tx("IT power"),
-        f"{_kw(inv.it_power_w)} for the compute nodes at full load ({_kw(inv.node_power_w)} per node)",
+        tr(
+            f"{_kw(inv.it_power_w)} for the compute nodes at full load ({_kw(inv.node_power_w)} per node)",
+            f"计算节点满载 {_kw(inv.it_power_w)}（每节点 {_kw(inv.node_power_w)}）",
+        ),
     )
     f = inv.fabric
     t.add_row(
         tx("fabric"),
-        f"{f.kind}, {f.tiers} tiers, {f.oversubscription:g}:1, {f.nic_gbps_per_gpu:g} Gb/s per GPU, "
-        f"{f.rails} rail(s) × {f.planes} plane(s), switch {f.switch or '–'} "
-        f"({f.switch_radix or '–'} × {f.switch_port_gbps or 0:g}G), NIC {f.nic or '–'}",
+        tr(
+            f"{f.kind}, {f.tiers} tiers, {f.oversubscription:g}:1, {f.nic_gbps_per_gpu:g} Gb/s per GPU, "
+            f"{f.rails} rail(s) × {f.planes} plane(s), switch {f.switch or '–'} "
+            f"({f.switch_radix or '–'} × {f.switch_port_gbps or 0:g}G), NIC {f.nic or '–'}",
+            f"{f.kind}，{f.tiers} 层，收敛比 {f.oversubscription:g}:1，每卡 {f.nic_gbps_per_gpu:g} Gb/s，"
+            f"{f.rails} 个轨道 × {f.planes} 个平面，交换机 {f.switch or '–'}"
+            f"（{f.switch_radix or '–'} × {f.switch_port_gbps or 0:g}G），网卡 {f.nic or '–'}",
+        ),
     )
     st = inv.storage
     read = _bw(st.read_bandwidth) if st.read_bandwidth else "–"
@@ -88,12 +113,12 @@ def show_cmd(
     cap = f"{st.capacity_bytes / 1e15:,.1f} PB" if st.capacity_bytes else "–"
     t.add_row(
         tx("storage"),
-        f"{st.kind}: {st.servers:,} × {st.server or 'servers'} · read {read} · write {write} · {cap}",
+        f"{st.kind}: {st.servers:,} × {st.server or 'servers'} · {tx('read')} {read} · {tx('write')} {write} · {cap}",
     )
     if s.model is not None:
         t.add_row(
             tx("job"),
-            f"{s.model.name} on {s.gpus:,} GPUs"
+            tr(f"{s.model.name} on {s.gpus:,} GPUs", f"{s.model.name}，{s.gpus:,} 卡")
             + (
                 f" · tp {s.parallel.tp} · pp {s.parallel.pp} · dp {s.parallel.dp} · cp {s.parallel.cp}"
                 f" · ep {s.parallel.ep}"
@@ -105,7 +130,7 @@ def show_cmd(
     for n in inv.notes:
         console.print(f"  {tx('note')}: {n}", markup=False, style="yellow")
     for a in s.assumptions:
-        console.print(f"  · {a}", markup=False, style="dim")
+        console.print(f"  · {plain_words(a, 'zh') if current() == 'zh' else a}", markup=False, style="dim")
     for src in s.sources:
         console.print(f"  {tx('source')}: {src}", markup=False, style="dim")
 
@@ -136,7 +161,7 @@ def presets_cmd(json_out: Annotated[bool, typer.Option("--json", help="print JSO
         return
     t = Table(title=tx("scenario presets"), title_justify="left", header_style="bold")
     for c in ("name", "accelerators", "model", "description"):
-        t.add_column(c, overflow="fold")
+        t.add_column(tx(c), overflow="fold")
     for row in scenarios:
         t.add_row(
             row["name"],
@@ -147,7 +172,7 @@ def presets_cmd(json_out: Annotated[bool, typer.Option("--json", help="print JSO
     console.print(t)
     m = Table(title=tx("model presets"), title_justify="left", header_style="bold")
     for c in ("name", "type", "layers", "hidden", "source"):
-        m.add_column(c, overflow="fold")
+        m.add_column(tx(c), overflow="fold")
     for row in models:
         m.add_row(row["name"], row["type"], str(row["n_layers"]), str(row["hidden"]), row["source"])
     console.print(m)

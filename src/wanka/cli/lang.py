@@ -197,6 +197,8 @@ LABELS: dict[str, str] = {
     "layers": "层数",
     "hidden": "隐藏维度",
     "description": "说明",
+    "read": "读",
+    "write": "写",
     # fabric
     "tier": "层级",
     "switch": "交换机",
