@@ -86,9 +86,9 @@ def catalog_cmd(
         return
     for k in kinds:
         t = Table(title=f"{k} ({len(raw[k])})", show_header=True, header_style="bold", title_justify="left")
-        t.add_column("name", no_wrap=True)
+        t.add_column(tx("name"), no_wrap=True)
         for header, _ in _COLUMNS[k]:
-            t.add_column(header, justify="right")
+            t.add_column(tx(header), justify="right")
         t.add_column(tx("source"), overflow="fold", ratio=1)
         for row in raw[k]:
             t.add_row(row["name"], *(_get(row, key) for _, key in _COLUMNS[k]), row["source"])

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
-from wanka.cli.lang import tx
+from wanka.cli.lang import tr, tx
 from wanka.errors import SpecError
 from wanka.platform import (
     PLACEMENTS,
@@ -59,8 +59,12 @@ def _cluster(name: str) -> tuple[Cluster, FailureModel | None]:
 
 def _table(results: list[ScheduleResult]) -> Table:
     t = Table(
-        title=f"{results[0].workload} on {results[0].cluster} · {results[0].gpus:,} GPUs "
-        f"· {results[0].jobs:,} jobs · {results[0].placement}",
+        title=tr(
+            f"{results[0].workload} on {results[0].cluster} · {results[0].gpus:,} GPUs "
+            f"· {results[0].jobs:,} jobs · {results[0].placement}",
+            f"{results[0].workload}，{results[0].cluster} · {results[0].gpus:,} 卡 "
+            f"· {results[0].jobs:,} 个作业 · {results[0].placement}",
+        ),
         show_header=True,
     )
     t.add_column("", no_wrap=True)
@@ -70,7 +74,12 @@ def _table(results: list[ScheduleResult]) -> Table:
     def row(label: str, f: Any) -> None:
         t.add_row(label, *[f(r) for r in results])
 
-    row(tx("completed"), lambda r: f"{r.completed:,}" + (f" (+{r.unfinished} stuck)" if r.unfinished else ""))
+    row(
+        tx("completed"),
+        lambda r: (
+            f"{r.completed:,}" + (tr(f" (+{r.unfinished} stuck)", f"（+{r.unfinished} 卡住）") if r.unfinished else "")
+        ),
+    )
     row(tx("rejected (too big)"), lambda r: f"{r.rejected:,}")
     row(tx("utilisation (makespan)"), lambda r: f"{r.utilization:.1%}")
     row(tx("utilisation (arrivals)"), lambda r: f"{r.utilization_arrivals:.1%}")
@@ -79,20 +88,26 @@ def _table(results: list[ScheduleResult]) -> Table:
     row(tx("queue delay p99"), lambda r: f"{r.queue_delay_s.p99:,.0f} s")
     for label in results[0].queue_delay_by_size:
         row(
-            f"  mean, {label} GPUs",
+            tr(f"  mean, {label} GPUs", f"  均值，{label} 卡"),
             lambda r, lb=label: f"{r.queue_delay_by_size[lb].mean:,.0f} s" if lb in r.queue_delay_by_size else "-",
         )
     row(tx("JCT mean / median"), lambda r: f"{r.jct_s.mean:,.0f} / {r.jct_s.median:,.0f} s")
-    row(tx("fragmentation"), lambda r: f"{r.fragmentation:.2%} ({r.fragmentation_of_free:.1%} of free)")
     row(
-        "multi-node jobs in 1 leaf",
-        lambda r: f"{r.placement_locality.within_leaf:.1%} of {r.placement_locality.multi_node_jobs:,}",
+        tx("fragmentation"),
+        lambda r: (
+            f"{r.fragmentation:.2%} "
+            + tr(f"({r.fragmentation_of_free:.1%} of free)", f"（占空闲 {r.fragmentation_of_free:.1%}）")
+        ),
     )
-    row("multi-node jobs in 1 pod", lambda r: f"{r.placement_locality.within_pod:.1%}")
+    row(
+        tx("multi-node jobs in 1 leaf"),
+        lambda r: f"{r.placement_locality.within_leaf:.1%} {tx('of')} {r.placement_locality.multi_node_jobs:,}",
+    )
+    row(tx("multi-node jobs in 1 pod"), lambda r: f"{r.placement_locality.within_pod:.1%}")
     row(tx("preemptions"), lambda r: f"{r.preemptions:,}")
     row(tx("node failures / restarts"), lambda r: f"{r.node_failures:,} / {r.job_restarts:,}")
     row(
-        "GPU-h lost (fail / preempt)",
+        tx("GPU-h lost (fail / preempt)"),
         lambda r: f"{r.gpu_hours_lost_failures:,.0f} / {r.gpu_hours_lost_preemption:,.0f}",
     )
     return t

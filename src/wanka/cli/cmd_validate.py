@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
-from wanka.cli.lang import tx
+from wanka.cli.lang import tr, tx
 from wanka.validate import CaseResult, run_validation
 
 
@@ -19,7 +19,11 @@ def _row(t: Table, c: CaseResult) -> None:
     style = None
     if c.rel_error is not None and abs(c.rel_error) > 0.2:
         style = "red"
-    note = c.error or ("campaign: needs the operations model" if c.kind == "campaign" and c.predicted is None else "")
+    note = c.error or (
+        tr("campaign: needs the operations model", "训练周期：需要运维模型")
+        if c.kind == "campaign" and c.predicted is None
+        else ""
+    )
     t.add_row(c.id, c.kind, pred, f"{c.truth:,.0f}", err, note, style=style)
 
 
@@ -44,22 +48,31 @@ def validate(
         ("error", "right"),
         ("note", "left"),
     ):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+        t.add_column(tx(col), justify=just)  # type: ignore[arg-type]
     for c in rep.cases:
         _row(t, c)
     console.print(t)
     d = rep.to_dict()
     if rep.mape is not None and rep.max_abs_error is not None:
         console.print(
-            f"{tx('steady state')}: MAPE {rep.mape:.1%}, max |error| {rep.max_abs_error:.1%} "
-            f"({d['steady_state_predicted']} of {d['steady_state_total']} cases predicted)"
+            f"{tx('steady state')}: MAPE {rep.mape:.1%}, "
+            + tr(
+                f"max |error| {rep.max_abs_error:.1%} "
+                f"({d['steady_state_predicted']} of {d['steady_state_total']} cases predicted)",
+                f"最大 |误差| {rep.max_abs_error:.1%}（{d['steady_state_total']} 个案例中预测了 "
+                f"{d['steady_state_predicted']} 个）",
+            )
         )
     if rep.campaign_mape is not None:
-        console.print(f"campaign: MAPE {rep.campaign_mape:.1%}")
+        console.print(f"{tx('campaign')}: MAPE {rep.campaign_mape:.1%}")
     if rep.superseded:
         console.print(
-            f"superseded rows (older software releases, outside the headline): "
-            f"{len(rep.superseded)} cases, MAPE {rep.superseded_mape:.1%}"
+            tr(
+                f"superseded rows (older software releases, outside the headline): "
+                f"{len(rep.superseded)} cases, MAPE {rep.superseded_mape:.1%}",
+                f"已被取代的记录（较旧的软件版本，不计入主结果）：{len(rep.superseded)} 个案例，"
+                f"MAPE {rep.superseded_mape:.1%}",
+            )
             if rep.superseded_mape is not None
             else ""
         )
