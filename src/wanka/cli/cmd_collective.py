@@ -14,6 +14,7 @@ from rich.table import Table
 
 from wanka.catalog import catalog
 from wanka.cli.app import app, console, emit_json, write_text_atomic
+from wanka.cli.lang import tr, tx
 from wanka.errors import SpecError
 from wanka.network.collectives import OPS, collective_time
 from wanka.network.flow import collective_traffic, simulate
@@ -86,7 +87,10 @@ def _print_nccl_table(rows: list[dict[str, Any]], algos: tuple[str, ...], protos
     tab = Table(
         show_header=True,
         header_style="bold",
-        title="size B · count elements · time us · algbw, busbw GB/s · out-of-place | in-place (the model: same)",
+        title=tr(
+            "size B · count elements · time us · algbw, busbw GB/s · out-of-place | in-place (the model: same)",
+            "size 字节 · count 元素数 · time 微秒 · algbw、busbw GB/s · 非原地 | 原地（模型中相同）",
+        ),
     )
     for col in ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "time ", "algbw ", "busbw "):
         tab.add_column(col, justify="right")
@@ -247,20 +251,26 @@ def collective_cmd(
         emit_json(result)
         return
     where = (
-        (
+        tr(
             f"default cluster: DGX-H100-like, {cluster.nodes:,} nodes × 8 H100 (NVLS on), 400G InfiniBand per GPU, "
-            f"rail-optimised, switch {cluster.fabric.switch} (use --scenario for another)"
+            f"rail-optimised, switch {cluster.fabric.switch} (use --scenario for another)",
+            f"默认集群：类 DGX-H100，{cluster.nodes:,} 节点 × 8 H100（开启 NVLS），每卡 400G InfiniBand，"
+            f"轨道优化，交换机 {cluster.fabric.switch}（其他集群用 --scenario）",
         )
         if default
         else cluster.name
     )
     console.print(
-        f"[bold]{op}[/] {format_bytes(size_b)} ({size_b:,.0f} B) on {n:,} ranks (stride {stride}, {g.per_domain:g} per "
-        f"scale-up domain) · {where}"
+        f"[bold]{op}[/] {format_bytes(size_b)} ({size_b:,.0f} B) "
+        + tr(
+            f"on {n:,} ranks (stride {stride}, {g.per_domain:g} per scale-up domain)",
+            f"，{n:,} 个 rank（步长 {stride}，每个超节点互联域 {g.per_domain:g} 个）",
+        )
+        + f" · {where}"
     )
     accel = [x for x, on in (("NVLink SHARP", g.scale_up_reduction), ("fabric SHARP", g.in_network_reduction)) if on]
     console.print(
-        f"time {format_duration(float(r.time_s))} · algbw {_gbs(float(r.algbw))} GB/s · busbw "
+        f"{tr('time', '耗时')} {format_duration(float(r.time_s))} · algbw {_gbs(float(r.algbw))} GB/s · busbw "
         f"{_gbs(float(r.busbw))} GB/s · {r.algorithm}/{r.protocol}" + (f" · {', '.join(accel)}" if accel else "")
     )
     if sw is not None:
@@ -271,10 +281,13 @@ def collective_cmd(
         tab = Table(
             show_header=True,
             header_style="bold",
-            title=f"flow level · {placement} placement · {traffic.flows:,} flows ({traffic.level})",
+            title=tr(
+                f"flow level · {placement} placement · {traffic.flows:,} flows ({traffic.level})",
+                f"流级仿真 · {placement} 放置 · {traffic.flows:,} 条流（{traffic.level}）",
+            ),
         )
         for col in ("routing", "slowdown", "done", "ideal", "util p50", "p99", "max", "ECMP imb.", "collective"):
-            tab.add_column(col, justify="right")
+            tab.add_column(tx(col), justify="right")
         for rt, d in flows.items():
             p = d["utilization_percentiles"]
             tab.add_row(
@@ -291,7 +304,7 @@ def collective_cmd(
         console.print(tab)
         for rt, d in flows.items():
             hot = ", ".join(f"{h['link']} {h['utilization']:.0%}" for h in d["hottest_links"][:3])
-            console.print(f"  hottest ({rt}): {hot}", markup=False)
+            console.print(f"  {tx('hottest')} ({rt}): {hot}", markup=False)
 
 
 def _calibrate(
@@ -338,9 +351,16 @@ def _calibrate(
         emit_json(summary)
         return
     console.print(
-        f"{op} on {log.ranks:,} ranks: {cal.field} = {cal.value:.3f} (busbw error on {cal.rows} rows "
-        f"{cal.mape_before:.1%} -> {cal.mape_after:.1%}); overlay written to {target}"
+        tr(
+            f"{op} on {log.ranks:,} ranks: {cal.field} = {cal.value:.3f} (busbw error on {cal.rows} rows "
+            f"{cal.mape_before:.1%} -> {cal.mape_after:.1%}); overlay written to {target}",
+            f"{op}，{log.ranks:,} 个 rank：{cal.field} = {cal.value:.3f}（{cal.rows} 行的 busbw 误差 "
+            f"{cal.mape_before:.1%} -> {cal.mape_after:.1%}）；覆盖文件已写入 {target}",
+        )
     )
     console.print(
-        f"use it with --scenario {target} (it keeps {scenario or 'this cluster'} and sets the measured value)"
+        tr(
+            f"use it with --scenario {target} (it keeps {scenario or 'this cluster'} and sets the measured value)",
+            f"用法：--scenario {target}（保留 {scenario or '该集群'} 的其他设置，并填入实测值）",
+        )
     )

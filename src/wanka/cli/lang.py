@@ -240,6 +240,15 @@ LABELS: dict[str, str] = {
     "multi-node jobs in 1 leaf": "多节点作业落在 1 台叶交换机下",
     "multi-node jobs in 1 pod": "多节点作业落在 1 个 pod 内",
     "GPU-h lost (fail / preempt)": "损失卡时（故障 / 抢占）",
+    # collective
+    "routing": "路由",
+    "slowdown": "减速比",
+    "done": "完成时间",
+    "ideal": "理想时间",
+    "util p50": "利用率 p50",
+    "ECMP imb.": "ECMP 不均衡",
+    "collective": "集合通信",
+    "hottest": "最热链路",
     # validate
     "id": "编号",
     "kind": "类别",
