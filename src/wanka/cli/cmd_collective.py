@@ -261,9 +261,9 @@ def collective_cmd(
         else cluster.name
     )
     console.print(
-        f"[bold]{op}[/] {format_bytes(size_b)} ({size_b:,.0f} B) "
+        f"[bold]{op}[/] {format_bytes(size_b)} ({size_b:,.0f} B)"
         + tr(
-            f"on {n:,} ranks (stride {stride}, {g.per_domain:g} per scale-up domain)",
+            f" on {n:,} ranks (stride {stride}, {g.per_domain:g} per scale-up domain)",
             f"，{n:,} 个 rank（步长 {stride}，每个超节点互联域 {g.per_domain:g} 个）",
         )
         + f" · {where}"

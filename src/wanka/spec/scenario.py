@@ -33,7 +33,10 @@ class Scenario(Spec):
     facility: FacilitySpec = FacilitySpec()
     campaign_days: float | None = Field(None, gt=0, le=3650, description="fixed wall-clock window to simulate")
     sources: list[str] = Field(default_factory=list)
-    assumptions: list[BilingualText] = Field(default_factory=list)
+    assumptions: list[BilingualText] = Field(
+        default_factory=list,
+        description="what is not public and the value chosen: each a string (English) or {en: ..., zh: ...}",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
