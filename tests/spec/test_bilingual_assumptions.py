@@ -38,7 +38,8 @@ def _write(tmp_path: Path, body: str) -> Path:
 
 
 def test_string_and_mapping_entries(tmp_path: Path) -> None:
-    s = load_scenario(str(_write(tmp_path, '  - plain English\n  - {en: "in English", zh: "中文说明"}\n  - {en: only en}\n')))
+    body = '  - plain English\n  - {en: "in English", zh: "中文说明"}\n  - {en: only en}\n'
+    s = load_scenario(str(_write(tmp_path, body)))
     texts = [in_lang(a, "zh") for a in s.assumptions]
     assert "plain English" in texts and "中文说明" in texts and "only en" in texts  # fallback: never dropped
     assert [in_lang(a, "en") for a in s.assumptions][-3:] == ["plain English", "in English", "only en"]

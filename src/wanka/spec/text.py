@@ -84,6 +84,4 @@ _SCHEMA = {
     "description": "English text, or {en: ..., zh: ...} for both languages (the reader's language is shown)",
 }
 
-BilingualText = Annotated[
-    str, PlainValidator(_validate), PlainSerializer(_serialize), WithJsonSchema(_SCHEMA)  # type: ignore[arg-type]
-]
+BilingualText = Annotated[str, PlainValidator(_validate), PlainSerializer(_serialize), WithJsonSchema(_SCHEMA)]
