@@ -84,6 +84,12 @@ class Simulator:
         self.runs = [
             JobRun(i, j, G, cluster.nodes_per_domain, self._mask(j.gpu_models)) for i, j in enumerate(workload.jobs)
         ]
+        # per-job arrays the scheduling pass filters with numpy (kept equal to the JobRun fields)
+        self.q_nodes = np.array([r.n_nodes if r.whole else 0 for r in self.runs], dtype=np.int64)
+        self.q_gpus = np.array([0 if r.whole else r.per_node for r in self.runs], dtype=np.int64)
+        self.q_units = np.array([r.units for r in self.runs], dtype=np.int64)
+        self.q_remaining = np.array([r.remaining for r in self.runs], dtype=float)
+        self.q_restart = np.zeros(len(self.runs))
         self.running: dict[int, JobRun] = {}
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
@@ -263,6 +269,7 @@ class Simulator:
         else:
             r.lost_preempt += lost
         r.remaining -= saved
+        self.q_remaining[r.idx] = r.remaining
         nodes = r.nodes
         st = self.state
         st.release(nodes, r.per_node, r.idx)
@@ -273,6 +280,7 @@ class Simulator:
         self._use(r, -1, now)
         r.nodes = None
         r.attempt += 1
+        self.q_restart[r.idx] = self.restart_cost(r)
         r.restarts += 1
         r.last_cause = cause
         self.epoch += 1

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterator
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from wanka.platform.jobs import JobRun
 
@@ -110,32 +112,65 @@ class QueuePolicy:
         )
 
     # ------------------------------------------------------------ the pass
+    def window(self) -> np.ndarray:
+        """Indices of the first ``depth + 1`` waiting jobs in serving order (what one pass may try)."""
+        if type(self).order is QueuePolicy.order:  # dict keys in C, no JobRun touched
+            ids = chain.from_iterable(chain(*self.queues[k]) for k in self.key_order())
+        else:
+            ids = (r.idx for r in self.order())
+        return np.fromiter(islice(ids, self.depth + 1), dtype=np.int64)
+
     def schedule(self, sim: Simulator, now: float) -> None:
+        """One pass. The first phase starts jobs in order until the head blocks; the backfill phase
+        then tries only the jobs that pass :meth:`Simulator.fits_quick` and the reservation test
+        at its start, found with numpy over the window: no job starts or stops except by this
+        pass meanwhile, so free capacity and the reservation's spare nodes only shrink and a job
+        that fails then fails later in the pass too (the schedule of trying every job, less work)."""
         if not self.n:
             return
         if not sim.anything_fits(self) and not (self.preempt and sim.can_preempt(self.top_priority())):
             return
+        ids = self.window()
+        runs = sim.runs
+        st = sim.state
+        i = 0
         res = None
-        for r in list(islice(self.order(), self.depth + 1)):
-            if sim.state.free_gpus <= 0 and not self.preempt:
-                break
-            if res is None:
-                if sim.try_start(r, now):
-                    self.remove(r)
-                    continue
-                if self.preempt and sim.preempt_for(r, now) and sim.try_start(r, now):
-                    self.remove(r)
-                    continue
-                if not self.backfill:
-                    break
-                res = sim.reservation(r, now)
+        for idx in ids.tolist():
+            r = runs[idx]
+            i += 1
+            if st.free_gpus <= 0 and not self.preempt:
+                return
+            if sim.try_start(r, now):
+                self.remove(r)
                 continue
-            if not sim.fits_quick(r):
+            if self.preempt and sim.preempt_for(r, now) and sim.try_start(r, now):
+                self.remove(r)
                 continue
-            long = now + r.remaining + sim.restart_cost(r) > res.shadow
-            if long and res.extra < r.units:
+            if not self.backfill:
+                return
+            res = sim.reservation(r, now)
+            break
+        if res is None or i >= ids.size:
+            return
+        counts = st.counts
+        G = st.G
+        full = counts[G]  # fully free nodes
+        big = st.largest_free()  # most free GPUs on one node
+        rest = ids[i:]
+        rest = rest[(sim.q_nodes[rest] <= full) & (sim.q_gpus[rest] <= big)]
+        if not rest.size:
+            return
+        long = (now + sim.q_remaining[rest]) + sim.q_restart[rest] > res.shadow
+        ok = ~long | (sim.q_units[rest] <= res.extra)
+        for idx, lg in zip(rest[ok].tolist(), long[ok].tolist(), strict=True):
+            r = runs[idx]
+            if r.n_nodes > full if r.whole else r.per_node > big:
+                continue
+            if lg and res.extra < r.units:
                 continue
             if sim.try_start(r, now):
                 self.remove(r)
-                if long:
+                if lg:
                     res.extra -= r.units
+                full = counts[G]
+                big = st.largest_free()
