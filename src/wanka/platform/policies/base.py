@@ -23,7 +23,7 @@ import numpy as np
 from wanka.platform.jobs import JobRun
 
 if TYPE_CHECKING:
-    from wanka.platform.simulator import Simulator
+    from wanka.platform.simulator import Reservation, Simulator
 
 __all__ = ["QueuePolicy"]
 
@@ -42,6 +42,14 @@ class QueuePolicy:
         self.wait_small = [0] * (gpus_per_node + 1)  # waiting sub-node jobs by GPUs (a list: hot path)
         self.wait_whole: Counter[int] = Counter()  # waiting whole-node jobs by nodes
         self.G = gpus_per_node
+        # idle-pass memo: (state version, queue version) after a pass that started nothing, and its
+        # reservation; the queue version moves on every change that can alter the pass's window
+        self.qver = 0
+        self._idle: tuple[int, int] | None = None
+        self._idle_res: Reservation | None = None
+        # the memo holds when the order is arrival order in one queue (a later arrival cannot enter
+        # a full window) and a pass has no side effect when nothing starts (no preemption)
+        self.memo = type(self).order is QueuePolicy.order and type(self).key is QueuePolicy.key and not self.preempt
 
     # ------------------------------------------------------------ queue
     def key(self, r: JobRun) -> Hashable:
@@ -64,14 +72,18 @@ class QueuePolicy:
             self.wait_small[r.per_node] += d
 
     def add(self, r: JobRun) -> None:
+        if self.n <= self.depth or not self.memo:
+            self.qver += 1  # the window was not full: the new job is in it
         self._q(r)[1][r.idx] = r
         self._count(r, 1)
 
     def requeue(self, r: JobRun) -> None:
+        self.qver += 1
         self._q(r)[0][r.idx] = r
         self._count(r, 1)
 
     def remove(self, r: JobRun) -> None:
+        self.qver += 1
         front, main = self._q(r)
         if front.pop(r.idx, None) is None:
             del main[r.idx]
@@ -130,6 +142,22 @@ class QueuePolicy:
             return
         if not sim.anything_fits(self) and not (self.preempt and sim.can_preempt(self.top_priority())):
             return
+        st = sim.state
+        token = (st.version, self.qver)
+        if token == self._idle and self.memo:
+            # same free GPUs, same window, nothing started last time: every job fails again (a long
+            # job stays long as time moves on) provided the head's reservation is the same object
+            res = self._idle_res
+            if res is None or (sim.res is res and res.epoch == sim.epoch and res.shadow >= now):
+                return
+        res = self._pass(sim, now)
+        if (st.version, self.qver) == token:
+            self._idle, self._idle_res = token, res
+        else:
+            self._idle = None
+
+    def _pass(self, sim: Simulator, now: float) -> Reservation | None:
+        """The pass proper; returns the head's reservation if it made one."""
         ids = self.window()
         runs = sim.runs
         st = sim.state
@@ -139,7 +167,7 @@ class QueuePolicy:
             r = runs[idx]
             i += 1
             if st.free_gpus <= 0 and not self.preempt:
-                return
+                return None
             if sim.try_start(r, now):
                 self.remove(r)
                 continue
@@ -147,11 +175,11 @@ class QueuePolicy:
                 self.remove(r)
                 continue
             if not self.backfill:
-                return
+                return None
             res = sim.reservation(r, now)
             break
         if res is None or i >= ids.size:
-            return
+            return res
         counts = st.counts
         G = st.G
         full = counts[G]  # fully free nodes
@@ -159,7 +187,7 @@ class QueuePolicy:
         rest = ids[i:]
         rest = rest[(sim.q_nodes[rest] <= full) & (sim.q_gpus[rest] <= big)]
         if not rest.size:
-            return
+            return res
         long = (now + sim.q_remaining[rest]) + sim.q_restart[rest] > res.shadow
         ok = ~long | (sim.q_units[rest] <= res.extra)
         for idx, lg in zip(rest[ok].tolist(), long[ok].tolist(), strict=True):
@@ -174,3 +202,4 @@ class QueuePolicy:
                     res.extra -= r.units
                 full = counts[G]
                 big = st.largest_free()
+        return res
