@@ -81,9 +81,8 @@ class Simulator:
         self.record = record_allocations
         self.check = check_invariants
         G = cluster.gpus_per_node
-        self.runs = [
-            JobRun(i, j, G, cluster.nodes_per_domain, self._mask(j.gpu_models)) for i, j in enumerate(workload.jobs)
-        ]
+        npd = cluster.nodes_per_domain  # a numpy reduction: once, not per job
+        self.runs = [JobRun(i, j, G, npd, self._mask(j.gpu_models)) for i, j in enumerate(workload.jobs)]
         # per-job arrays the scheduling pass filters with numpy (kept equal to the JobRun fields)
         self.q_nodes = np.array([r.n_nodes if r.whole else 0 for r in self.runs], dtype=np.int64)
         self.q_gpus = np.array([0 if r.whole else r.per_node for r in self.runs], dtype=np.int64)
@@ -349,6 +348,7 @@ class Simulator:
         free_wait_now = 0.0
         max_nodes = int((c.gpus == G).sum())
         cap = c.gpus
+        cap_max = int(cap.max())
         while True:
             t_sub = subs[i_sub] if i_sub < n_sub else np.inf
             t_ev = heap[0][0] if heap else np.inf
@@ -375,7 +375,7 @@ class Simulator:
                 i_sub += 1
                 if (
                     (r.whole and r.n_nodes > max_nodes)
-                    or (not r.whole and r.per_node > cap.max())
+                    or (not r.whole and r.per_node > cap_max)
                     or (r.mask is not None and not (r.mask & (cap >= min(r.per_node, G))).any())
                 ):
                     rejected += 1
