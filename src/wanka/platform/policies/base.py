@@ -49,6 +49,8 @@ class QueuePolicy:
         self._idle_res: Reservation | None = None
         # the memo holds when the order is arrival order in one queue (a later arrival cannot enter
         # a full window) and a pass has no side effect when nothing starts (no preemption)
+        self._win = np.zeros(0, dtype=np.int64)
+        self._win_ver = -1
         self.memo = type(self).order is QueuePolicy.order and type(self).key is QueuePolicy.key and not self.preempt
 
     # ------------------------------------------------------------ queue
@@ -126,11 +128,15 @@ class QueuePolicy:
     # ------------------------------------------------------------ the pass
     def window(self) -> np.ndarray:
         """Indices of the first ``depth + 1`` waiting jobs in serving order (what one pass may try)."""
+        if self.memo and self._win_ver == self.qver:
+            return self._win
         if type(self).order is QueuePolicy.order:  # dict keys in C, no JobRun touched
             ids = chain.from_iterable(chain(*self.queues[k]) for k in self.key_order())
         else:
             ids = (r.idx for r in self.order())
-        return np.fromiter(islice(ids, self.depth + 1), dtype=np.int64)
+        self._win = np.fromiter(islice(ids, self.depth + 1), dtype=np.int64)
+        self._win_ver = self.qver
+        return self._win
 
     def schedule(self, sim: Simulator, now: float) -> None:
         """One pass. The first phase starts jobs in order until the head blocks; the backfill phase
