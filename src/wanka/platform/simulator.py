@@ -329,7 +329,7 @@ class Simulator:
         G = c.gpus_per_node
         heap = self.heap
         pol = self.policy
-        subs = np.array([r.job.submit_s for r in runs], dtype=float)
+        subs = [float(r.job.submit_s) for r in runs]  # Python floats: numpy scalars would slow every step
         n_sub = len(runs)
         i_sub = 0
         rejected = 0
@@ -337,7 +337,7 @@ class Simulator:
         done = 0
         fm = self.failures
         next_fail = np.inf
-        t0 = float(subs[0]) if n_sub else 0.0
+        t0 = subs[0] if n_sub else 0.0
         last_t = t0
         busy_gpu_s = 0.0
         frag_gpu_s = 0.0
@@ -400,7 +400,7 @@ class Simulator:
             frag_now, free_wait_now = self._fragmentation()
         end = last_t
         unfinished = accepted - done
-        t_last_sub = float(subs[-1]) if n_sub else t0
+        t_last_sub = subs[-1] if n_sub else t0
         return self._result(
             t0, end, t_last_sub, busy_gpu_s, frag_gpu_s, free_wait_gpu_s, tl_t, tl_busy, rejected, unfinished
         )
