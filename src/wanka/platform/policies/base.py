@@ -49,7 +49,8 @@ class QueuePolicy:
         self._idle_res: Reservation | None = None
         # the memo holds when the order is arrival order in one queue (a later arrival cannot enter
         # a full window) and a pass has no side effect when nothing starts (no preemption)
-        self._win = np.zeros(0, dtype=np.int64)
+        self._win: list[int] = []
+        self._win_np: np.ndarray | None = None
         self._win_ver = -1
         self.memo = type(self).order is QueuePolicy.order and type(self).key is QueuePolicy.key and not self.preempt
 
@@ -126,7 +127,7 @@ class QueuePolicy:
         )
 
     # ------------------------------------------------------------ the pass
-    def window(self) -> np.ndarray:
+    def window(self) -> list[int]:
         """Indices of the first ``depth + 1`` waiting jobs in serving order (what one pass may try)."""
         if self.memo and self._win_ver == self.qver:
             return self._win
@@ -134,9 +135,16 @@ class QueuePolicy:
             ids = chain.from_iterable(chain(*self.queues[k]) for k in self.key_order())
         else:
             ids = (r.idx for r in self.order())
-        self._win = np.fromiter(islice(ids, self.depth + 1), dtype=np.int64)
+        self._win = list(islice(ids, self.depth + 1))
+        self._win_np = None
         self._win_ver = self.qver
         return self._win
+
+    def _window_np(self) -> np.ndarray:
+        """:meth:`window` as a numpy array (built once per window)."""
+        if self._win_np is None:
+            self._win_np = np.array(self._win, dtype=np.int64)
+        return self._win_np
 
     def schedule(self, sim: Simulator, now: float) -> None:
         """One pass. The first phase starts jobs in order until the head blocks; the backfill phase
@@ -169,7 +177,7 @@ class QueuePolicy:
         st = sim.state
         i = 0
         res = None
-        for idx in ids.tolist():
+        for idx in ids:
             r = runs[idx]
             i += 1
             if st.free_gpus <= 0 and not self.preempt:
@@ -184,13 +192,13 @@ class QueuePolicy:
                 return None
             res = sim.reservation(r, now)
             break
-        if res is None or i >= ids.size:
+        if res is None or i >= len(ids):
             return res
         counts = st.counts
         G = st.G
         full = counts[G]  # fully free nodes
         big = st.largest_free()  # most free GPUs on one node
-        rest = ids[i:]
+        rest = self._window_np()[i:]
         rest = rest[(sim.q_nodes[rest] <= full) & (sim.q_gpus[rest] <= big)]
         if not rest.size:
             return res
