@@ -131,6 +131,7 @@ class QueuePolicy:
         """Indices of the first ``depth + 1`` waiting jobs in serving order (what one pass may try)."""
         if self.memo and self._win_ver == self.qver:
             return self._win
+        ids: Iterator[int]
         if type(self).order is QueuePolicy.order:  # dict keys in C, no JobRun touched
             ids = chain.from_iterable(chain(*self.queues[k]) for k in self.key_order())
         else:
