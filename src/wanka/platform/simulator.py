@@ -76,6 +76,8 @@ class Simulator:
         self.state = ClusterState(cluster)
         self.policy: QueuePolicy = make_scheduler(policy, cluster.gpus_per_node, depth=backfill_depth, quotas=quotas)
         self.placement = make_placement(placement, self.state, self.rng)
+        # the usage hook only where the policy tracks usage (a call per start and stop otherwise)
+        self._account = None if type(self.policy).account is QueuePolicy.account else self.policy.account
         self.failures = failures
         self.ckpt_model = failures or node_failure_model()
         self.record = record_allocations
@@ -155,7 +157,8 @@ class Simulator:
         return True
 
     def _use(self, r: JobRun, sign: int, now: float) -> None:
-        self.policy.account(r, sign, now)
+        if self._account is not None:
+            self._account(r, sign, now)
         t = r.job.tenant
         self.tenant_usage[t] = self.tenant_usage.get(t, 0.0) + sign * r.alloc
         p = r.job.priority
@@ -347,6 +350,7 @@ class Simulator:
         frag_now = 0.0
         free_wait_now = 0.0
         max_nodes = int((c.gpus == G).sum())
+        fair = isinstance(pol, FairShare)
         cap = c.gpus
         cap_max = int(cap.max())
         while True:
@@ -388,8 +392,8 @@ class Simulator:
                     next_fail = np.inf
                 if next_fail == np.inf:
                     next_fail = now + fm.next_failure_in(self.rng, st.up_nodes)
-            if isinstance(pol, FairShare):
-                pol.now = now
+            if fair:
+                pol.now = now  # type: ignore[attr-defined]
             pol.schedule(self, now)
             if not self.running and not heap and i_sub >= n_sub and done < accepted:
                 break  # what waits can never be placed (e.g. an impossible TP shape): report it
@@ -408,7 +412,7 @@ class Simulator:
     def _fragmentation(self) -> tuple[float, float]:
         """(free GPUs no waiting job can use, free GPUs) while jobs wait; (0, 0) with an empty queue."""
         q = self.policy
-        if not len(q):
+        if not q.n:
             return 0.0, 0.0
         st = self.state
         G = st.G
