@@ -76,14 +76,21 @@ class Simulator:
         self.state = ClusterState(cluster)
         self.policy: QueuePolicy = make_scheduler(policy, cluster.gpus_per_node, depth=backfill_depth, quotas=quotas)
         self.placement = make_placement(placement, self.state, self.rng)
+        # the usage hook only where the policy tracks usage (a call per start and stop otherwise)
+        self._account = None if type(self.policy).account is QueuePolicy.account else self.policy.account
         self.failures = failures
         self.ckpt_model = failures or node_failure_model()
         self.record = record_allocations
         self.check = check_invariants
         G = cluster.gpus_per_node
-        self.runs = [
-            JobRun(i, j, G, cluster.nodes_per_domain, self._mask(j.gpu_models)) for i, j in enumerate(workload.jobs)
-        ]
+        npd = cluster.nodes_per_domain  # a numpy reduction: once, not per job
+        self.runs = [JobRun(i, j, G, npd, self._mask(j.gpu_models)) for i, j in enumerate(workload.jobs)]
+        # per-job arrays the scheduling pass filters with numpy (kept equal to the JobRun fields)
+        self.q_nodes = np.array([r.n_nodes if r.whole else 0 for r in self.runs], dtype=np.int64)
+        self.q_gpus = np.array([0 if r.whole else r.per_node for r in self.runs], dtype=np.int64)
+        self.q_units = np.array([r.units for r in self.runs], dtype=np.int64)
+        self.q_remaining = np.array([r.remaining for r in self.runs], dtype=float)
+        self.q_restart = np.zeros(len(self.runs))
         self.running: dict[int, JobRun] = {}
         self.heap: list[tuple[float, int, int, int, int]] = []
         self.seq = 0
@@ -150,7 +157,8 @@ class Simulator:
         return True
 
     def _use(self, r: JobRun, sign: int, now: float) -> None:
-        self.policy.account(r, sign, now)
+        if self._account is not None:
+            self._account(r, sign, now)
         t = r.job.tenant
         self.tenant_usage[t] = self.tenant_usage.get(t, 0.0) + sign * r.alloc
         p = r.job.priority
@@ -263,6 +271,7 @@ class Simulator:
         else:
             r.lost_preempt += lost
         r.remaining -= saved
+        self.q_remaining[r.idx] = r.remaining
         nodes = r.nodes
         st = self.state
         st.release(nodes, r.per_node, r.idx)
@@ -273,6 +282,7 @@ class Simulator:
         self._use(r, -1, now)
         r.nodes = None
         r.attempt += 1
+        self.q_restart[r.idx] = self.restart_cost(r)
         r.restarts += 1
         r.last_cause = cause
         self.epoch += 1
@@ -322,7 +332,7 @@ class Simulator:
         G = c.gpus_per_node
         heap = self.heap
         pol = self.policy
-        subs = np.array([r.job.submit_s for r in runs], dtype=float)
+        subs = [float(r.job.submit_s) for r in runs]  # Python floats: numpy scalars would slow every step
         n_sub = len(runs)
         i_sub = 0
         rejected = 0
@@ -330,7 +340,7 @@ class Simulator:
         done = 0
         fm = self.failures
         next_fail = np.inf
-        t0 = float(subs[0]) if n_sub else 0.0
+        t0 = subs[0] if n_sub else 0.0
         last_t = t0
         busy_gpu_s = 0.0
         frag_gpu_s = 0.0
@@ -340,7 +350,9 @@ class Simulator:
         frag_now = 0.0
         free_wait_now = 0.0
         max_nodes = int((c.gpus == G).sum())
+        fair = isinstance(pol, FairShare)
         cap = c.gpus
+        cap_max = int(cap.max())
         while True:
             t_sub = subs[i_sub] if i_sub < n_sub else np.inf
             t_ev = heap[0][0] if heap else np.inf
@@ -367,7 +379,7 @@ class Simulator:
                 i_sub += 1
                 if (
                     (r.whole and r.n_nodes > max_nodes)
-                    or (not r.whole and r.per_node > cap.max())
+                    or (not r.whole and r.per_node > cap_max)
                     or (r.mask is not None and not (r.mask & (cap >= min(r.per_node, G))).any())
                 ):
                     rejected += 1
@@ -380,8 +392,8 @@ class Simulator:
                     next_fail = np.inf
                 if next_fail == np.inf:
                     next_fail = now + fm.next_failure_in(self.rng, st.up_nodes)
-            if isinstance(pol, FairShare):
-                pol.now = now
+            if fair:
+                pol.now = now  # type: ignore[attr-defined]
             pol.schedule(self, now)
             if not self.running and not heap and i_sub >= n_sub and done < accepted:
                 break  # what waits can never be placed (e.g. an impossible TP shape): report it
@@ -392,7 +404,7 @@ class Simulator:
             frag_now, free_wait_now = self._fragmentation()
         end = last_t
         unfinished = accepted - done
-        t_last_sub = float(subs[-1]) if n_sub else t0
+        t_last_sub = subs[-1] if n_sub else t0
         return self._result(
             t0, end, t_last_sub, busy_gpu_s, frag_gpu_s, free_wait_gpu_s, tl_t, tl_busy, rejected, unfinished
         )
@@ -400,7 +412,7 @@ class Simulator:
     def _fragmentation(self) -> tuple[float, float]:
         """(free GPUs no waiting job can use, free GPUs) while jobs wait; (0, 0) with an empty queue."""
         q = self.policy
-        if not len(q):
+        if not q.n:
             return 0.0, 0.0
         st = self.state
         G = st.G

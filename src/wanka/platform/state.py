@@ -43,6 +43,7 @@ class ClusterState:
         self.up_gpus = cluster.total_gpus
         self.up_nodes = cluster.nodes
         self.up = np.ones(cluster.nodes, dtype=bool)
+        self.version = 0  # bumped by every change of the free GPUs (lets a pass tell nothing changed)
 
     # ------------------------------------------------------------ queries
     @property
@@ -83,6 +84,7 @@ class ClusterState:
 
     def allocate(self, nodes: np.ndarray, per_node: int, job: int, end: float) -> None:
         """Take ``per_node`` GPUs on each of ``nodes`` for ``job`` (expected to end at ``end``)."""
+        self.version += 1
         if nodes.size == 1:
             n = int(nodes[0])
             k = int(self.free[n])
@@ -108,6 +110,7 @@ class ClusterState:
 
     def release(self, nodes: np.ndarray, per_node: int, job: int) -> None:
         """Give back what :meth:`allocate` took (on nodes still healthy)."""
+        self.version += 1
         if nodes.size == 1:
             n = int(nodes[0])
             k = int(self.free[n])
@@ -130,6 +133,7 @@ class ClusterState:
 
     def set_down(self, n: int, until: float) -> None:
         """Take an idle node (its jobs already released) out of service until ``until``."""
+        self.version += 1
         k = int(self.free[n])
         self._leave_bucket(n, k)
         self.free[n] = -1
@@ -139,6 +143,7 @@ class ClusterState:
         self.busy_until[n] = until
 
     def set_up(self, n: int) -> None:
+        self.version += 1
         g = int(self.cluster.gpus[n])
         self.free[n] = g
         self.up[n] = True
