@@ -83,6 +83,11 @@ def print_plan(sc: Scenario, r: StepResult) -> None:
             continue
         t.add_row(f"  {_LABELS[k]}", f"{v:8.3f} s", f"{v / r.step_time_s:6.1%}", _bar(v / r.step_time_s))
     console.print(t)
+    for link, label in (("nic", "NIC"), ("scale_up", "scale-up")):
+        use = {k: v for k, v in r.link_busy_s.get(link, {}).items() if v > 0}
+        if use:
+            parts = " · ".join(f"{k.upper()} {v:.3f} s" for k, v in sorted(use.items(), key=lambda kv: -kv[1]))
+            console.print(f" {label} busy  {sum(use.values()):.3f} s/step at achievable bandwidth ({parts})")
     m = r.memory
     mark = "✓" if m.fits else "✗ does not fit"
     console.print(

@@ -83,6 +83,7 @@ def result_at(ctx: Context, st: Strategies, raw: dict[str, Any], i: int, tokens:
         model_flops_per_token=ctx.model_flops_per_token,
         strategy=st.row(i),
         assumptions=ctx.assumptions,
+        link_busy_s={k: {c: _scalar(t, i) for c, t in v["busy"].items()} for k, v in raw["links"].items()},
     )
 
 

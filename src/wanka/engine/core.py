@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from wanka.engine.context import Context
 from wanka.engine.strategies import Strategies
-from wanka.network import collective_time, comm_group
+from wanka.network import bus_factor, collective_time, comm_group
 from wanka.workload import Gemm
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
@@ -71,6 +71,44 @@ def _group(ctx: Context, size: Any, inner: Any, contention: float) -> Any:
 def _hbm_time(ctx: Context, nbytes: Arr | float) -> Arr:
     """Time of a memory-bound kernel that moves ``nbytes`` through HBM."""
     return np.asarray(nbytes / (ctx.hbm_bw * ctx.cal.elementwise_efficiency))
+
+
+LINKS = ("scale_up", "nic")
+COMM_KEYS = ("tp", "cp", "ep", "pp", "dp")
+
+
+def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[Arr, Arr]:
+    """Seconds one collective keeps each link of a GPU busy at its achievable bandwidth: ``(scale-up,
+    NIC)``, bytes per GPU over link rate x efficiency (/ fabric contention).
+
+    A ring over ``n`` ranks, ``a`` per scale-up domain, runs one channel per NIC (NCCL): when it
+    leaves the domain, each GPU's NIC carries ``1/a`` of the bus bytes and its scale-up links the
+    other ``(a-1)/a``; inside one domain everything stays on scale-up. An all-to-all sends
+    ``(n-a)/n`` of its buffer over the NIC (x the node-deduplication share) and ``(a-1)/n`` over
+    scale-up; a point-to-point send crosses the fabric whole when its peer is in another domain.
+    """
+    n = np.asarray(group.size, dtype=float)
+    a = np.minimum(np.asarray(group.per_domain, dtype=float), n)
+    s = np.asarray(nbytes, dtype=float)
+    cross = n > a
+    cal = ctx.cal
+    up_bw = ctx.scale_up_bw * cal.scale_up_efficiency
+    contention = np.maximum(1.0, np.asarray(group.scale_out_contention, dtype=float))
+    nic_bw = ctx.scale_out_bw * cal.scale_out_efficiency / contention
+    if op == "all_to_all":
+        dedup = np.asarray(group.remote_dedup, dtype=float)
+        nic = (n - a) / n * s * dedup
+        up = (a - 1.0) / n * s + np.where(dedup < 1.0, (n - a) / n * s, 0.0)
+        nic_bw = ctx.scale_out_bw * cal.a2a_efficiency / contention
+    elif op == "send_recv":
+        nic = np.where(cross, s, 0.0)
+        up = np.where(cross, 0.0, s)
+    else:
+        bus = np.asarray(bus_factor(op, np.maximum(n, 1.0)), dtype=float) * s
+        nic = np.where(cross, bus / np.maximum(a, 1.0), 0.0)
+        up = np.where(cross, bus * (a - 1.0) / np.maximum(a, 1.0), bus)
+    single = n <= 1
+    return np.where(single, 0.0, up / up_bw), np.where(single, 0.0, nic / nic_bw)
 
 
 # MLA up-projections: fine-grained ("selective") recompute re-runs them instead of storing q, k, v
@@ -370,13 +408,14 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)))
     t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)))
     t_ag = dp_both("all_gather", param_b, bool(np.any(z >= 1)))
-    # the overlap window: a bucket's gradients are final after the last micro-batch's backward, so
-    # the reduce-scatter hides behind that backward; with v model chunks per stage, a chunk's
-    # reduction also hides behind the later chunks' backward of the cooldown's last micro-batches
-    # (Megatron-Core overlap_grad_reduce per chunk). Likewise the parameter all-gather of the next
-    # step hides behind the first micro-batches' forward, chunk by chunk.
-    spread = 1.0 + (v - 1.0) * np.minimum(m_mb, pp)
-    win_b = (t_bwd + t_rec) / v * spread
+    # the overlap windows. ZeRO-0/1 reduce once per step: a bucket's gradients are final after the
+    # last micro-batch's backward, so the reduction hides behind that backward; with v model chunks
+    # per stage a chunk's reduction also hides behind the later chunks' backward of the cooldown
+    # (Megatron-Core overlap_grad_reduce per chunk), at most the whole step's backward. Likewise the
+    # parameter all-gather of the next step hides behind the first micro-batches' forward.
+    spread = np.minimum(1.0 + (v - 1.0) * np.minimum(m_mb, pp), m_mb * v)
+    bwd_mb = t_bwd + t_rec  # one micro-batch's backward (and its recompute) on this stage
+    win_b = bwd_mb / v * spread
     win_f = t_fwd / v * spread
 
     def exposed(t: Arr, window: Arr, floor: float = ctx.cal.dp_exposed_floor) -> Arr:
@@ -385,17 +424,25 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         return np.where(st.dp_overlap, np.maximum(np.maximum(floor * t, t / nb_dense), t - window), t)
 
     dp_z0 = exposed(t_ar, win_b)
-    dp_z12 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
-    # ZeRO-3: gather before forward and backward (and the recompute), reduce-scatter after
-    # backward, every micro-batch; prefetching hides every bucket but the first (no floor share)
+    # ZeRO-1 (Megatron distributed optimizer): one reduce-scatter and one all-gather per step.
+    # ZeRO-2 keeps only its gradient shard, so with gradient accumulation every micro-batch's
+    # gradients are reduce-scattered into it (DeepSpeed stage 2): m reduce-scatters, each hidden at
+    # most behind its own micro-batch's backward.
+    dp_z1 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
+    dp_z2 = dp_z1 + (m_mb - 1.0) * exposed(t_rs, bwd_mb, 0.0)
+    # ZeRO-3 / FSDP: every micro-batch gathers the parameters before its forward and its backward
+    # (and the recompute) and reduce-scatters its gradients; each collective hides at most behind
+    # that micro-batch's own forward or backward; prefetching hides every bucket but the first
     n_ag_bwd = np.where(rec == 2, 2.0, 1.0)
-    dp_z3 = m_mb * (exposed(t_ag, win_f, 0.0) + exposed(n_ag_bwd * t_ag + t_rs, win_b, 0.0))
-    dp_exposed = np.where(z == 0, dp_z0, np.where(z == 3, dp_z3, dp_z12))
-    dp_bytes = np.where(
-        z == 0,
-        2.0 * p_local * grad_b,
-        np.where(z == 3, m_mb * (2.0 * p_local * param_b + p_local * grad_b), p_local * (grad_b + param_b)),
-    ) * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
+    dp_z3 = m_mb * (exposed(t_ag, t_fwd, 0.0) + exposed(n_ag_bwd * t_ag + t_rs, bwd_mb, 0.0))
+    dp_exposed = np.where(z == 0, dp_z0, np.where(z == 3, dp_z3, np.where(z == 2, dp_z2, dp_z1)))
+    # collectives per step: (all-reduce, reduce-scatter, all-gather)
+    n_rs = np.where(z == 0, 0.0, np.where(z >= 2, m_mb, 1.0))
+    n_ag = np.where(z == 0, 0.0, np.where(z == 3, m_mb * (1.0 + n_ag_bwd), 1.0))
+    n_ar = np.where(z == 0, 1.0, 0.0)
+    dp_bytes = (n_ar * 2.0 * p_local * grad_b + n_rs * p_local * grad_b + n_ag * p_local * param_b) * np.where(
+        dpc > 1, (dpc - 1) / dpc, 0.0
+    )
 
     # ---- optimizer (Adam over the local shard; ZeRO>=1 shards it over data-parallel ranks)
     shard_dense = np.where(z >= 1, dpc, 1.0)
@@ -403,19 +450,74 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     p_opt = p_dense / shard_dense + p_expert / shard_exp
     t_opt = _hbm_time(ctx, p_opt * ctx.cal.optimizer_bytes_per_param)
 
+    # ---- links: how long each concern keeps each GPU's scale-up links and NIC busy per step
+    busy: dict[str, dict[str, Arr]] = {k: {c: zero_t for c in COMM_KEYS} for k in LINKS}
+
+    def charge(cat: str, count: Arr | float, op: str, nbytes: Arr | float, group: Any) -> None:
+        up, nic = _link_time(ctx, op, nbytes, group)
+        busy["scale_up"][cat] = busy["scale_up"][cat] + count * up
+        busy["nic"][cat] = busy["nic"][cat] + count * nic
+
+    tp_calls = np.where(tp > 1, m_mb * layers_s * tp_passes, 0.0)
+    charge("tp", tp_calls * np.where(st.sp, 2.0, 0.0), "all_gather", act, tp_group)
+    charge("tp", tp_calls * np.where(st.sp, 2.0, 0.0), "reduce_scatter", act, tp_group)
+    charge("tp", tp_calls * np.where(st.sp, 0.0, 2.0), "all_reduce", act, tp_group)
+    charge("cp", np.where(cp > 1, m_mb * 3.0 * (cp - 1.0) * layers_s, 0.0), "send_recv", kv_block, cp_group)
+    if has_moe and model.moe is not None:
+        charge("ep", np.where(ep > 1, m_mb * passes * nm_s, 0.0), "all_to_all", a2a_bytes, ep_group)
+    charge("pp", np.where(pp > 1, 2.0 * v * m_mb, 0.0), "send_recv", p2p_bytes, pp_group)
+    for count, op, nbytes_per_param in (
+        (n_ar, "all_reduce", grad_b),
+        (n_rs, "reduce_scatter", grad_b),
+        (n_ag, "all_gather", param_b),
+    ):
+        charge("dp", count, op, p_dense * nbytes_per_param, dp_group)
+        if has_moe:
+            charge("dp", count, op, p_expert * nbytes_per_param, edp_group)
+
+    # conservation: on every link, the exposed communication is at least the link's busy time less
+    # the compute that can overlap it. Each concern's exposed time is split over the links in
+    # proportion to its busy time there; a link's shortfall is charged to the concerns that use it,
+    # in proportion to their share of it (concurrent collectives share the link).
+    window = m_mb * (t_fwd + t_bwd + t_rec)
+    exposed_c = {
+        "tp": m_mb * tp_exposed,
+        "cp": m_mb * cp_exposed,
+        "ep": m_mb * ep_exposed,
+        "pp": pp_exposed,
+        "dp": dp_exposed,
+    }
+    both = {q: busy["scale_up"][q] + busy["nic"][q] for q in COMM_KEYS}
+    on_link = {
+        k: {
+            q: exposed_c[q] * np.where(both[q] > 0, busy[k][q] / np.where(both[q] > 0, both[q], 1.0), 0.0)
+            for q in COMM_KEYS
+        }
+        for k in LINKS
+    }
+    link_exposed: dict[str, Arr] = {}
+    for k in LINKS:
+        total_busy = sum(busy[k].values(), zero_t)
+        shortfall = np.maximum(0.0, total_busy - window - sum(on_link[k].values(), zero_t))
+        for q in COMM_KEYS:
+            extra = shortfall * np.where(total_busy > 0, busy[k][q] / np.where(total_busy > 0, total_busy, 1.0), 0.0)
+            on_link[k][q] = on_link[k][q] + extra
+            exposed_c[q] = exposed_c[q] + extra
+        link_exposed[k] = sum(on_link[k].values(), zero_t)
+
     compute_total = m_mb * (t_fwd + t_bwd)
-    step = m_mb * per_mb + bubble + pp_exposed + dp_exposed + t_opt
     breakdown = {
         "compute": compute_total,
         "recompute": m_mb * t_rec,
-        "tp_comm": m_mb * tp_exposed,
-        "cp_comm": m_mb * cp_exposed,
-        "ep_comm": m_mb * ep_exposed,
+        "tp_comm": exposed_c["tp"],
+        "cp_comm": exposed_c["cp"],
+        "ep_comm": exposed_c["ep"],
         "pp_bubble": bubble,
-        "pp_comm": pp_exposed,
-        "dp_comm": dp_exposed,
+        "pp_comm": exposed_c["pp"],
+        "dp_comm": exposed_c["dp"],
         "optimizer": t_opt,
     }
+    step = sum(breakdown.values(), zero_t)
 
     # ---- memory per GPU (busiest stage)
     w_b = 2.0
@@ -474,6 +576,8 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
             "pp": pp_bytes,
             "dp": dp_bytes,
         },
+        "links": {k: {"busy": busy[k], "exposed": link_exposed[k]} for k in LINKS},
+        "overlap_window": window,
         "params_per_gpu": p_local,
         "layers_per_stage": layers_s,
     }
