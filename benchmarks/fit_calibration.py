@@ -212,15 +212,21 @@ def cross_validate(
 CAL_FILE = "data/calibration.yaml"
 
 
-def write_calibration(cal: Calibration, path: Path | None = None) -> Path:
-    """Replace the fitted constants' values in the calibration file, keeping everything else."""
+def write_calibration(cal: Calibration, path: Path | None = None, at_bound: tuple[str, ...] = ()) -> Path:
+    """Replace the fitted constants' values in the calibration file, keeping everything else; a value
+    the fit left at a bound says so in a comment."""
     p = path or Path(str(resources.files("wanka").joinpath(CAL_FILE)))
     text = p.read_text(encoding="utf-8")
-    for name in FITTED:
-        pat = re.compile(rf"(^  {name}:\n    value: )([^\n#]+)", re.M)
+    for name, (lo, hi) in FITTED.items():
+        pat = re.compile(rf"(^  {name}:\n    value: )([^\n]+)", re.M)
         if not pat.search(text):
             raise SystemExit(f"{p}: no 'value:' line for {name}")
-        text = pat.sub(lambda m, v=getattr(cal, name): m.group(1) + f"{v:.4g}", text, count=1)
+        v = float(f"{getattr(cal, name):.4g}")
+        v = min(max(v, lo), hi)  # rounding must not leave the bounds
+        note = ""
+        if name in at_bound:
+            note = f"  # at its {'lower' if abs(v - lo) <= abs(v - hi) else 'upper'} bound in the last fit"
+        text = pat.sub(lambda m, s=f"{v:.4g}{note}": m.group(1) + s, text, count=1)
     p.write_text(text, encoding="utf-8")
     return p
 
@@ -270,7 +276,7 @@ def main() -> None:
     for cid, err in sorted(zip((c.id for c in cases), e, strict=True), key=lambda t: -abs(t[1]))[:8]:
         print(f"  worst: {cid:45s} {err:+.1%}")
     if args.write:
-        print(f"wrote {write_calibration(f.cal)}")
+        print(f"wrote {write_calibration(f.cal, at_bound=f.at_bound)}")
     if args.results:
         _record(
             "in_sample",

@@ -19,7 +19,11 @@ def _row(t: Table, c: CaseResult) -> None:
     if c.rel_error is not None and abs(c.rel_error) > 0.2:
         style = "red"
     note = c.error or ("campaign: needs the operations model" if c.kind == "campaign" and c.predicted is None else "")
-    t.add_row(c.id, c.kind, pred, f"{c.truth:,.0f}", err, note, style=style)
+    band = ""
+    if c.band is not None and c.unknown:
+        band = f"{c.band[0]:,.0f}..{c.band[1]:,.0f}" + (" ✓" if c.in_band else "")
+        note = note or f"{c.layouts} layouts fit; unpublished: {', '.join(c.unknown)}"
+    t.add_row(c.id, c.kind, pred, band, f"{c.truth:,.0f}", err, note, style=style)
 
 
 @app.command("validate")
@@ -39,6 +43,7 @@ def validate(
         ("id", "left"),
         ("kind", "left"),
         ("predicted", "right"),
+        ("band", "right"),
         ("measured", "right"),
         ("error", "right"),
         ("note", "left"),
@@ -53,6 +58,16 @@ def validate(
             f"steady state: MAPE {rep.mape:.1%}, max |error| {rep.max_abs_error:.1%} "
             f"({d['steady_state_predicted']} of {d['steady_state_total']} cases predicted)"
         )
+    inside, banded = rep.band_coverage()
+    if banded:
+        console.print(
+            f"settings not published (micro-batch, vpp, recompute): {banded} cases predicted as a band over the "
+            f"layouts that fit (point = the fastest); the measured figure lies inside the band in {inside} "
+            f"({inside / banded:.0%})"
+        )
+    nofit = sum(1 for c in rep.cases if c.error and "no layout fits" in c.error)
+    if nofit:
+        console.print(f"{nofit} cases not predicted: no layout fits in HBM (the memory limit is never relaxed)")
     if rep.campaign_mape is not None:
         console.print(f"campaign: MAPE {rep.campaign_mape:.1%}")
     if rep.superseded:
