@@ -208,3 +208,49 @@ def test_issue_zero3_scenarios_show_dp_time_on_the_nic(name: str) -> None:
     assert nic_dp > 0
     compute = r.breakdown["compute"] + r.breakdown["recompute"]
     assert r.breakdown["dp_comm"] >= nic_dp - compute - 1e-9
+
+
+def test_hybrid_sharding_memory_and_traffic_agree() -> None:
+    # Llama 3 70B, ZeRO-3 over dp 64 (8 nodes): full shard vs shard inside one node (g = 8)
+    def run(g: int | None) -> object:
+        sc = parse_scenario(
+            {
+                "name": "h",
+                "cluster": {"accelerator": "H100", "nodes": 8, "fabric": {"nic_gbps_per_gpu": 400}},
+                "model": "llama3-70b",
+                "training": {"global_batch_seqs": 128, "micro_batch": 1, "seq_len": 4096},
+                "parallel": {"tp": 1, "pp": 1, "dp": 64, "zero": 3, "recompute": "full", "zero_shard_group": g},
+            }
+        )
+        return estimate_step(sc, require_fit=False)
+
+    full, whole, hyb = run(None), run(64), run(8)
+    assert whole.step_time_s == pytest.approx(full.step_time_s, rel=1e-12)  # g = dp·cp is full sharding
+    # memory: every sharded state is 8x larger inside a group of 8 than across 64
+    assert hyb.memory.weights == pytest.approx(8 * full.memory.weights, rel=1e-9)
+    assert hyb.memory.optimizer == pytest.approx(8 * full.memory.optimizer, rel=1e-9)
+    # traffic: gathers and reduce-scatters stay inside the node ((g-1)/g of the bytes), plus one
+    # all-reduce of the 1/8 gradient shard across the 8 groups per step
+    m = full.micro_batches
+    ratio_full = 63 / 64
+    expected = full.traffic_bytes["dp"] / ratio_full * 7 / 8
+    per_param = (
+        full.traffic_bytes["dp"] / ratio_full / (m * (3 * 2 + 4))
+    )  # 3 gathers (full recompute) + 1 reduce-scatter
+    expected += 2 * per_param / 8 * 4 * 7 / 8
+    assert hyb.traffic_bytes["dp"] == pytest.approx(expected, rel=1e-9)
+    # the gathers leave the NIC: in-node groups put only the once-per-step replica all-reduce on it
+    assert hyb.link_busy_s["nic"]["dp"] < 0.5 * full.link_busy_s["nic"]["dp"]
+    assert hyb.link_busy_s["scale_up"]["dp"] > full.link_busy_s["scale_up"]["dp"]
+
+
+def test_hybrid_shard_group_must_divide_dp() -> None:
+    with pytest.raises(Exception, match=r"zero_shard_group = 3 must divide dp × cp = 64"):
+        parse_scenario(
+            {
+                "cluster": {"accelerator": "H100", "nodes": 8},
+                "model": "llama3-8b",
+                "training": {"global_batch_seqs": 128},
+                "parallel": {"dp": 64, "zero": 3, "zero_shard_group": 3},
+            }
+        )

@@ -379,7 +379,19 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     dpc = dp * cp
     edp = np.maximum(1.0, tp * dpc / (ep * etp))  # expert-data-parallel replicas of each expert shard
     dp_group = _group(ctx, dpc, tp, ctx.ring_contention)
-    edp_group = _group(ctx, edp, etp * ep * np.where(folded, 1.0, cp), ctx.ring_contention)
+    e_stride = etp * ep * np.where(folded, 1.0, cp)
+    edp_group = _group(ctx, edp, e_stride, ctx.ring_contention)
+    # hybrid sharding (FSDP HYBRID_SHARD, MiCS, Megatron-Core partial distributed optimizer): ZeRO
+    # shards inside groups of g consecutive data-parallel ranks and replicates across the dp·cp/g
+    # groups, whose gradient shards are all-reduced once per step
+    hybrid = (st.shard > 0) & (st.zero >= 1)
+    g = np.where(hybrid, np.minimum(st.shard, dpc), dpc)
+    g_e = np.where(hybrid, np.minimum(st.shard, edp), edp)
+    rep, rep_e = dpc / g, edp / g_e
+    shard_group = _group(ctx, g, tp, ctx.ring_contention)
+    eshard_group = _group(ctx, g_e, e_stride, ctx.ring_contention)
+    rep_group = _group(ctx, rep, tp * g, ctx.ring_contention)
+    erep_group = _group(ctx, rep_e, e_stride * g_e, ctx.ring_contention)
 
     z = st.zero
     c = ctx.cal
@@ -397,17 +409,24 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     param_b = 2.0
     zero_t = np.zeros_like(tp)
 
-    def dp_both(op: str, nbytes_per_param: float, needed: bool) -> Arr:
-        # dense parameters over dp·cp, routed experts over the expert-data-parallel group;
+    def dp_both(
+        op: str, nbytes_per_param: float, needed: bool, groups: tuple[Any, ...], scale: Arr | float = 1.0
+    ) -> Arr:
+        # dense parameters over their group, routed experts over the expert-data-parallel one;
         # skipped (zero) when no strategy in the batch needs this collective
         if not needed:
             return zero_t
-        t = dp_op(op, p_dense, nbytes_per_param, dp_group, dpc)
-        return t + dp_op(op, p_expert, nbytes_per_param, edp_group, edp) if has_moe else t
+        dense_g, dense_n, exp_g, exp_n, exp_scale = groups
+        t = dp_op(op, p_dense * scale, nbytes_per_param, dense_g, dense_n)
+        return t + dp_op(op, p_expert * exp_scale, nbytes_per_param, exp_g, exp_n) if has_moe else t
 
-    t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)))
-    t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)))
-    t_ag = dp_both("all_gather", param_b, bool(np.any(z >= 1)))
+    full = (dp_group, dpc, edp_group, edp, 1.0)
+    shards = (shard_group, g, eshard_group, g_e, 1.0)
+    t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)), full)
+    t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)), shards)
+    t_ag = dp_both("all_gather", param_b, bool(np.any(z >= 1)), shards)
+    # across hybrid groups: one all-reduce of each group's gradient shard per step
+    t_rep = dp_both("all_reduce", grad_b, bool(np.any(hybrid)), (rep_group, rep, erep_group, rep_e, 1.0 / g_e), 1.0 / g)
     # the overlap windows. ZeRO-0/1 reduce once per step: a bucket's gradients are final after the
     # last micro-batch's backward, so the reduction hides behind that backward; with v model chunks
     # per stage a chunk's reduction also hides behind the later chunks' backward of the cooldown
@@ -436,17 +455,21 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     n_ag_bwd = np.where(rec == 2, 2.0, 1.0)
     dp_z3 = m_mb * (exposed(t_ag, t_fwd, 0.0) + exposed(n_ag_bwd * t_ag + t_rs, bwd_mb, 0.0))
     dp_exposed = np.where(z == 0, dp_z0, np.where(z == 3, dp_z3, np.where(z == 2, dp_z2, dp_z1)))
+    dp_exposed = dp_exposed + np.where(hybrid, exposed(t_rep, win_b), 0.0)
     # collectives per step: (all-reduce, reduce-scatter, all-gather)
     n_rs = np.where(z == 0, 0.0, np.where(z >= 2, m_mb, 1.0))
     n_ag = np.where(z == 0, 0.0, np.where(z == 3, m_mb * (1.0 + n_ag_bwd), 1.0))
     n_ar = np.where(z == 0, 1.0, 0.0)
-    dp_bytes = (n_ar * 2.0 * p_local * grad_b + n_rs * p_local * grad_b + n_ag * p_local * param_b) * np.where(
-        dpc > 1, (dpc - 1) / dpc, 0.0
+    p_shard = p_dense / g + p_expert / g_e  # this rank's ZeRO shard
+    dp_bytes = (
+        n_ar * 2.0 * p_local * grad_b * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
+        + (n_rs * p_local * grad_b + n_ag * p_local * param_b) * np.where(g > 1, (g - 1) / g, 0.0)
+        + np.where(hybrid, 2.0 * p_shard * grad_b * (rep - 1.0) / rep, 0.0)
     )
 
     # ---- optimizer (Adam over the local shard; ZeRO>=1 shards it over data-parallel ranks)
-    shard_dense = np.where(z >= 1, dpc, 1.0)
-    shard_exp = np.where(z >= 1, edp, 1.0)
+    shard_dense = np.where(z >= 1, g, 1.0)
+    shard_exp = np.where(z >= 1, g_e, 1.0)
     p_opt = p_dense / shard_dense + p_expert / shard_exp
     t_opt = _hbm_time(ctx, p_opt * ctx.cal.optimizer_bytes_per_param)
 
@@ -471,9 +494,13 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         (n_rs, "reduce_scatter", grad_b),
         (n_ag, "all_gather", param_b),
     ):
-        charge("dp", count, op, p_dense * nbytes_per_param, dp_group)
+        full_ar = op == "all_reduce"
+        charge("dp", count, op, p_dense * nbytes_per_param, dp_group if full_ar else shard_group)
         if has_moe:
-            charge("dp", count, op, p_expert * nbytes_per_param, edp_group)
+            charge("dp", count, op, p_expert * nbytes_per_param, edp_group if full_ar else eshard_group)
+    charge("dp", np.where(hybrid, 1.0, 0.0), "all_reduce", p_dense / g * grad_b, rep_group)
+    if has_moe:
+        charge("dp", np.where(hybrid, 1.0, 0.0), "all_reduce", p_expert / g_e * grad_b, erep_group)
 
     # conservation: on every link, the exposed communication is at least the link's busy time less
     # the compute that can overlap it. Each concern's exposed time is split over the links in
@@ -522,8 +549,8 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     # ---- memory per GPU (busiest stage)
     w_b = 2.0
     copies = np.where(st.dualpipe, 2.0, 1.0)  # DualPipe keeps two copies of the parameters
-    weights = np.where(z == 3, p_dense / dpc + p_expert / edp, p_local) * w_b * copies
-    grads = np.where(z >= 2, p_dense / dpc + p_expert / edp, p_local) * 4.0 * copies
+    weights = np.where(z == 3, p_shard, p_local) * w_b * copies
+    grads = np.where(z >= 2, p_shard, p_local) * 4.0 * copies
     optim = 12.0 * p_opt  # fp32 master + Adam m, v
     # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
     # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them

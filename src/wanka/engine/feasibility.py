@@ -25,6 +25,7 @@ REASONS = (
     "ep > 1 needs an MoE model",
     "vpp > 1 needs pp > 1",
     "DualPipe needs an even pp >= 2 and no interleaving",
+    "zero_shard_group must divide dp·cp",
 )
 
 
@@ -61,4 +62,5 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
         rule(11, st.ep > 1)
     rule(12, (st.vpp > 1) & (st.pp == 1))
     rule(13, st.dualpipe & ((st.pp < 2) | (st.pp % 2 != 0) | (st.vpp > 1)))
+    rule(14, (st.shard > 0) & ((st.dp * st.cp) % np.maximum(st.shard, 1) != 0))
     return code
