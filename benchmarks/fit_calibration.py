@@ -47,6 +47,7 @@ LOSS = "soft_l1"
 F_SCALE = 0.05  # relative error where the robust loss turns from quadratic to linear
 DIFF_STEP = 0.02  # finite-difference step in the unit box
 MAX_NFEV = 40
+TOL = 1e-3  # ftol and xtol: stop when a step changes the cost or the constants by less than 0.1%
 
 
 def _is_log(lo: float, hi: float) -> bool:
@@ -146,6 +147,8 @@ def fit(cases: list[Case], start: Calibration, max_nfev: int = MAX_NFEV) -> Fit:
         f_scale=F_SCALE,
         diff_step=DIFF_STEP,
         max_nfev=max_nfev,
+        ftol=TOL,
+        xtol=TOL,
         method="trf",
     )
     cal = from_unit(r.x, base)
@@ -172,40 +175,57 @@ def _line(name: str, s: dict[str, float]) -> str:
     )
 
 
+_POOL_CASES: list[Case] = []  # shared with forked workers
+
+
+def _fold(args: tuple[list[int], list[int], int]) -> tuple[np.ndarray, Fit]:
+    train_i, test_i, max_nfev = args
+    f = fit([_POOL_CASES[i] for i in train_i], neutral(), max_nfev)
+    return errors([_POOL_CASES[i] for i in test_i], f.cal), f
+
+
 def cross_validate(
-    cases: list[Case], folds: int, max_nfev: int = MAX_NFEV, seed: int = 0, verbose: bool = True
+    cases: list[Case], folds: int, max_nfev: int = MAX_NFEV, seed: int = 0, verbose: bool = True, jobs: int = 1
 ) -> dict[str, Any]:
     """Refit without each group from neutral starting values, predict the group.
 
     ``folds = k > 0``: random k-fold (``seed``); ``folds = 0``: leave one source family out (a harsh
-    test, since some families are the only source of a regime).
+    test, since some families are the only source of a regime). ``jobs > 1`` runs folds in forked
+    worker processes.
     """
     if folds:
         rng = np.random.default_rng(seed)
         groups = [f"fold{i % folds}" for i in rng.permutation(len(cases))]
     else:
         groups = [c.family for c in cases]
+    names = sorted(set(groups))
+    tasks = [
+        ([i for i, gg in enumerate(groups) if gg != g], [i for i, gg in enumerate(groups) if gg == g], max_nfev)
+        for g in names
+    ]
+    _POOL_CASES[:] = cases
+    if jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            outs = pool.map(_fold, tasks)
+    else:
+        outs = [_fold(task) for task in tasks]
     held = np.full(len(cases), np.nan)
     per: dict[str, Any] = {}
-    starts: list[Calibration] = []
-    for g in sorted(set(groups)):
-        train = [c for c, gg in zip(cases, groups, strict=True) if gg != g]
-        test_i = [i for i, gg in enumerate(groups) if gg == g]
-        start = neutral()
-        starts.append(start)
-        f = fit(train, start, max_nfev)
-        e = errors([cases[i] for i in test_i], f.cal)
+    for g, (_, test_i, _), (e, f) in zip(names, tasks, outs, strict=True):
         held[test_i] = e
         per[g] = {**summary(e), "at_bound": list(f.at_bound)}
         if verbose:
             print("  held out " + _line(g, per[g]))
     out = {
         "how": f"{folds}-fold (seed {seed})" if folds else "leave-one-family-out",
+        "max_nfev": max_nfev,
         **summary(held),
         "groups": per,
         "errors": {c.id: float(e) for c, e in zip(cases, held, strict=True)},
     }
-    out["_starts"] = starts  # for the smoke test: where each fold started
+    out["_starts"] = [f.start for _, f in outs]  # for the smoke test: where each fold started
     return out
 
 
@@ -249,6 +269,7 @@ def main() -> None:
     ap.add_argument("--cv", action="store_true", help="cross-validate instead of fitting")
     ap.add_argument("--folds", type=int, default=5, help="with --cv: random k-fold (k) besides leave-one-family-out")
     ap.add_argument("--results", action="store_true", help="record the figures in benchmarks/results/calibration.json")
+    ap.add_argument("--jobs", type=int, default=1, help="with --cv: folds in this many worker processes")
     args = ap.parse_args()
     t0 = time.time()
     cases, skipped = prepare()
@@ -257,7 +278,7 @@ def main() -> None:
     if args.cv:
         for k in (args.folds, 0):
             print(f"{k}-fold:" if k else "leave-one-family-out:")
-            cv = cross_validate(cases, k, args.max_nfev)
+            cv = cross_validate(cases, k, args.max_nfev, jobs=args.jobs)
             cv.pop("_starts")
             print(_line(cv["how"], cv) + f"  ({time.time() - t0:.0f} s)")
             if args.results:
