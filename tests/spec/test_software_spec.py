@@ -48,3 +48,8 @@ def test_round_trip_keeps_the_switches() -> None:
     sc = Scenario.model_validate(_data(software={"framework": "GPT-NeoX", "release": "2022"}))
     again = Scenario.model_validate(sc.model_dump(mode="json", exclude_unset=True))
     assert again.parallel == sc.parallel and again.software == sc.software
+
+
+def test_a_release_yaml_read_as_a_number_asks_for_quotes() -> None:
+    with pytest.raises(ValidationError, match="quoted string"):
+        SoftwareSpec.model_validate({"framework": "NeMo", "release": 25.1})

@@ -39,6 +39,15 @@ class SoftwareSpec(Spec):
     ep_dispatch: Literal["alltoall", "deepep"] | None = None
     pp_schedule: Literal["1f1b", "dualpipe"] | None = None
 
+    @field_validator("release", mode="before")
+    @classmethod
+    def _quoted(cls, r: Any) -> Any:
+        if isinstance(r, int | float) and not isinstance(r, bool):
+            raise ValueError(
+                f"got the number {r!r}: give the release as a quoted string (YAML reads 25.10 as 25.1), e.g. '25.10'"
+            )
+        return r
+
     @field_validator("release")
     @classmethod
     def _release(cls, r: str | None) -> str | None:
