@@ -62,6 +62,9 @@ class Calibration:
     optimizer_bytes_per_param: float
     ep_overlap_floor: float
     ep_overlap_hidden: float
+    allocator_fragmentation: float
+    nccl_bytes_per_communicator: float
+    usable_hbm_fraction: float
     # fixed costs
     layer_overhead_s: float
     cuda_graph_overhead_factor: float

@@ -231,14 +231,28 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     tokens = mb * s / cp  # tokens of one micro-batch on one cp rank
     m_mb = np.maximum(1.0, ctx.global_batch_seqs / (dp * mb))  # micro-batches per step
 
-    # ---- layers per stage (the busiest stage sets the pace)
-    lps = np.ceil(L / pp)
+    # ---- pipeline layout (Megatron-Core): the layers split evenly over the pp·vpp virtual stages;
+    # else the embedding and the loss each take a layer's slot (--account-for-embedding/loss-in-
+    # pipeline-split: first and last stage one layer short); else an uneven split (--decoder-first/
+    # last-pipeline-num-layers, or an explicit --pipeline-model-parallel-layout with interleaving)
+    # whose busiest stage holds ceil(L/pp) layers and busiest chunk ceil(L/(pp·vpp))
+    vp = pp * v
+    even = np.mod(L, vp) == 0
+    accounted = ~even & (np.mod(L + 2.0, vp) == 0) & (pp > 1)
+    slots = np.where(even, L / pp, np.where(accounted, (L + 2.0) / pp, np.ceil(L / pp)))
+    chunk_slots = np.where(even, L / vp, np.where(accounted, (L + 2.0) / vp, np.ceil(L / vp)))
+    short = np.where(accounted, 1.0, 0.0)  # layers the first and last stage give up
+    n_first = np.where(pp > 1, slots - short, L)
+    n_last = np.where(pp > 1, slots - short, L)
     n_dense = float(ctx.n_dense_layers)
-    dense_first = np.minimum(n_dense, lps)  # dense layers sit at the front (DeepSeek-V3 style)
-    moe_first = lps - dense_first
     has_moe = ctx.n_moe_layers > 0
-    moe_last = np.where(has_moe, np.minimum(lps, float(ctx.n_moe_layers)), 0.0)
-    dense_last = lps - moe_last
+    # dense layers sit at the front (DeepSeek-V3 style), MoE layers at the back
+    dense_first = np.minimum(n_dense, n_first)
+    moe_first = n_first - dense_first
+    dense_mid = np.clip(n_dense - n_first, 0.0, slots)
+    moe_mid = slots - dense_mid
+    moe_last = np.where(has_moe, np.minimum(n_last, float(ctx.n_moe_layers)), 0.0)
+    dense_last = n_last - moe_last
 
     # expert layout: EP inside dp·cp keeps experts tensor-parallel like the dense layers (ETP = TP,
     # Megatron's default); an EP that also spans the tp ranks is Megatron-Core MoE parallel folding
@@ -265,6 +279,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         return out
 
     first = stage(dense_first, moe_first, np.where(pp > 1, 0.0, t_head))
+    mid = stage(dense_mid, moe_mid, 0.0 * t_head)
     last = stage(dense_last, moe_last, t_head)
 
     rec = st.recompute
@@ -275,15 +290,30 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         recomp = np.where(rec == 2, sg["gemm"] + sg["attn"] + sg["elem"], np.where(rec == 1, sg["sel"], 0.0))
         return fwd, bwd, recomp
 
+    # the busiest stage sets the pace: first, a middle one (pp > 2) or the last with the LM head
     f1, b1, r1 = fwd_bwd(first)
+    fm, bm, rm = fwd_bwd(mid)
     f2, b2, r2 = fwd_bwd(last)
-    use_last = (f2 + b2 + r2) >= (f1 + b1 + r1)
-    t_fwd = np.where(use_last, f2, f1)
-    t_bwd = np.where(use_last, b2, b1)
-    t_rec = np.where(use_last, r2, r1)
-    nd_s = np.where(use_last, dense_last, dense_first)
-    nm_s = np.where(use_last, moe_last, moe_first)
+    c1, cm, c2 = f1 + b1 + r1, np.where(pp > 2, fm + bm + rm, 0.0), f2 + b2 + r2
+    use_last = (c2 >= c1) & (c2 >= cm)
+    use_mid = ~use_last & (cm > c1)
+
+    def pick(a_last: Arr, a_mid: Arr, a_first: Arr) -> Arr:
+        return np.where(use_last, a_last, np.where(use_mid, a_mid, a_first))
+
+    t_fwd = pick(f2, fm, f1)
+    t_bwd = pick(b2, bm, b1)
+    t_rec = pick(r2, rm, r1)
+    nd_s = pick(dense_last, dense_mid, dense_first)
+    nm_s = pick(moe_last, moe_mid, moe_first)
     layers_s = nd_s + nm_s
+    w_grad = pick(last["gemm"] + last["head"], mid["gemm"], first["gemm"])  # weight-gradient GEMMs (W)
+    # the slowest model chunk paces the pipeline's warm-up and cool-down: a middle chunk of
+    # slots/v layers, or the last stage's final chunk, which holds the LM head beside its layers
+    per_layer_last = np.where(n_last > 0, (c2 - 3.0 * t_head) / np.maximum(n_last, 1.0), 0.0)
+    chunk_last = per_layer_last * np.maximum(chunk_slots - short, 0.0) + 3.0 * t_head
+    per_layer_busy = np.maximum(c1 / np.maximum(n_first, 1.0), cm / np.maximum(slots, 1.0))
+    chunk_max = np.maximum(np.maximum(np.maximum(c1, cm) / v, per_layer_busy * chunk_slots), chunk_last)
 
     # ---- tensor parallel communication per micro-batch (per stage)
     tp_group = _group(ctx, tp, 1.0, ctx.ring_contention)
@@ -341,12 +371,16 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     ep_hidden = np.maximum(ctx.cal.ep_overlap_floor * ep_total, ep_total - moe_compute)
     ep_exposed = np.where(st.ep_overlap, np.minimum(ep_plain, ep_hidden), ep_plain)
 
-    per_mb = t_fwd + t_bwd + t_rec + tp_exposed + cp_exposed + ep_exposed
-
     # ---- pipeline
     # DualPipe's bubble is (PP/2 - 1) stage-times against 1F1B's PP - 1 (DeepSeek-V3 Table 2)
-    stages_idle = np.where(st.dualpipe, np.maximum(pp / 2.0 - 1.0, 0.0), pp - 1.0)
-    bubble = np.where(pp > 1, stages_idle / v * per_mb, 0.0)
+    # 1F1B idles (pp - 1) slowest-chunk times in warm-up and cool-down (Narayanan et al. 2021), each
+    # with its share of the micro-batch's exposed TP/CP/EP communication. DualPipe (DeepSeek-V3
+    # Table 2): (PP/2 - 1)(F&B + B - 3W) with F&B the overlapped forward+backward pair, B the full
+    # backward, W its weight-gradient half
+    comm_mb = tp_exposed + cp_exposed + ep_exposed
+    one_f1b = (pp - 1.0) * (chunk_max + comm_mb / v)
+    dual = np.maximum(pp / 2.0 - 1.0, 0.0) * (np.maximum(t_fwd + 2.0 * t_bwd + t_rec - 3.0 * w_grad, 0.0) + comm_mb)
+    bubble = np.where(pp > 1, np.where(st.dualpipe, dual, one_f1b), 0.0)
     pp_group = _group(ctx, np.full_like(tp, 2.0), tp * cp * dp, ctx.ring_contention)
     # a pipeline boundary carries one micro-batch's s·b·h activation; with sequence parallelism it is
     # already split over tp, and Megatron's scatter/gather splits it otherwise; DeepSpeed's
@@ -559,16 +593,44 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     drop = (rec == 1) & st.flash
     act_dense = (ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B * tokens / np.where(st.sp, tp, 1.0) + scores
     act_moe = (ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B * tokens / np.where(st.sp, tp, 1.0) + scores
-    full_layer = np.where(nm_s > 0, act_moe, act_dense)
-    stored_layers = nd_s * act_dense + nm_s * act_moe
-    act_layer_stage = np.where(
-        rec == 2, layers_s * 2.0 * h * tokens / np.where(st.sp, tp, 1.0) + full_layer, stored_layers
-    )
-    inflight = np.where(pp > 1, np.minimum(m_mb, pp) * (1.0 + np.where(v > 1, (pp - 1.0) / (pp * v), 0.0)), 1.0)
-    logits_mem = np.where(use_last | (pp == 1), tokens * (ctx.model.vocab / tp) * 6.0, 0.0)
-    activations = act_layer_stage * inflight + logits_mem
+
+    # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
+    # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up). The first
+    # stage holds the most, which is why layouts give it fewer layers: the busiest stage in memory
+    # is the largest of first, middle and last
+    def inflight(r: Arr | float) -> Arr:
+        inter = np.minimum(m_mb, pp) * (1.0 + (pp - 1.0 - 2.0 * r) / (pp * v))
+        return np.asarray(np.where(pp > 1, np.where(v > 1, inter, np.minimum(m_mb, pp - r)), 1.0))
+
+    def stage_act(nd: Arr, nm: Arr) -> Arr:
+        full_l = np.where(nm > 0, act_moe, act_dense)
+        stored = nd * act_dense + nm * act_moe
+        ckpt = (nd + nm) * 2.0 * h * tokens / np.where(st.sp, tp, 1.0) + full_l
+        return np.asarray(np.where(rec == 2, ckpt, stored))
+
+    logits_mem = tokens * (ctx.model.vocab / tp) * 6.0
+    act_first = stage_act(dense_first, moe_first) * inflight(0.0) + np.where(pp == 1, logits_mem, 0.0)
+    act_mid = np.where(pp > 2, stage_act(dense_mid, moe_mid) * inflight(1.0), 0.0)
+    act_last = np.where(pp > 1, stage_act(dense_last, moe_last) * inflight(pp - 1.0) + logits_mem, 0.0)
+    activations = np.maximum(np.maximum(act_first, act_mid), act_last)
     z3_buf = np.where(z == 3, 2.0 * layer_dense_params / tp * w_b * 2.0, 0.0)
     buffers = ctx.cal.framework_overhead_bytes + z3_buf + np.minimum(p_local * 4.0, 2.0 * 40e6 * 4.0)
+    # margins real runs have: the caching allocator's fragmentation of the tensors allocated and
+    # freed every step (activations, gathered ZeRO-3 parameters; Megatron-Core and FSDP keep
+    # parameters, gradients and optimizer states in buffers allocated once), and NCCL's buffers for
+    # every communicator this rank belongs to
+    tensors = activations + z3_buf
+    n_comms = (
+        1.0
+        + (tp > 1)
+        + (cp > 1)
+        + (pp > 1)
+        + (dpc > 1)
+        + (hybrid & (rep > 1))
+        + ((ep > 1) if has_moe else 0.0)
+        + ((edp > 1) if has_moe else 0.0)
+    )
+    buffers = buffers + ctx.cal.allocator_fragmentation * tensors + ctx.cal.nccl_bytes_per_communicator * n_comms
     total_mem = weights + grads + optim + activations + buffers
 
     tokens_step = float(ctx.global_batch_seqs) * s
@@ -591,7 +653,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
             "buffers": buffers,
         },
         "memory_bytes": total_mem,
-        "fits": total_mem <= ctx.hbm_bytes,
+        "fits": total_mem <= ctx.hbm_usable,
         "tokens_per_s_per_gpu": tps_gpu,
         "mfu": mfu,
         "hfu": hfu,

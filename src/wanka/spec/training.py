@@ -88,9 +88,7 @@ class ParallelSpec(Spec):
                 "(inside dp × cp, or folded over the tp ranks with whole experts)"
             )
         if self.zero_shard_group is not None and (self.dp * self.cp) % self.zero_shard_group:
-            raise ValueError(
-                f"zero_shard_group = {self.zero_shard_group} must divide dp × cp = {self.dp * self.cp}"
-            )
+            raise ValueError(f"zero_shard_group = {self.zero_shard_group} must divide dp × cp = {self.dp * self.cp}")
         if self.vpp > 1 and self.pp == 1:
             raise ValueError(f"vpp = {self.vpp} needs pp > 1")
         return self
