@@ -72,6 +72,7 @@ class Calibration:
     dp_bucket_params: float
     dp_bucket_params_per_rank: float
     zero3_bucket_params: float
+    rank_jitter_cv: float
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

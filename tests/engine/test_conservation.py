@@ -349,3 +349,48 @@ def test_the_slowest_chunk_paces_the_pipeline_bubble() -> None:
     r = estimate_step(sc, require_fit=False)
     per_stage = (r.breakdown["compute"] + r.breakdown["recompute"]) / r.micro_batches
     assert r.breakdown["pp_bubble"] > 7 / 4 * per_stage * 1.02
+
+
+# ---------------------------------------------------------------- costs that grow with scale
+
+
+def test_waiting_for_stragglers_grows_with_the_ranks_in_step() -> None:
+    # the same per-GPU layout on 1k, 16k and 128k GPUs: the slowest of N ranks lags the mean by
+    # sigma·sqrt(2 ln N), so the straggler share grows with N (and nothing else changes the compute)
+    def run(nodes: int) -> object:
+        sc = parse_scenario(
+            {
+                "cluster": {"accelerator": "H100", "nodes": nodes},
+                "model": "llama3-70b",
+                "training": {"global_batch_seqs": nodes * 2},
+                "parallel": {"tp": 8, "pp": 4, "dp": nodes // 4},
+            }
+        )
+        return estimate_step(sc, require_fit=False)
+
+    small, mid, big = run(128), run(2048), run(16384)
+    shares = [
+        r.breakdown["stragglers"] / (r.breakdown["compute"] + r.breakdown["recompute"]) for r in (small, mid, big)
+    ]
+    assert 0 < shares[0] < shares[1] < shares[2]
+    assert shares[2] / shares[0] == pytest.approx(np.sqrt(np.log(131072) / np.log(1024)), rel=1e-6)
+
+
+def test_context_parallelism_is_not_free_even_on_infinite_links() -> None:
+    # ring attention merges each step's partial output into the running one: a memory-bound pass per
+    # hop that no overlap hides
+    sc = parse_scenario(
+        {
+            "cluster": {
+                "accelerator": "H100",
+                "nodes": 16,
+                "fabric": {"nic_gbps_per_gpu": 1e5},
+                "scale_up": {"gbytes_per_s_per_direction": 1e4},
+            },
+            "model": "llama3-8b",
+            "training": {"global_batch_seqs": 64, "seq_len": 32768},
+            "parallel": {"tp": 1, "pp": 1, "cp": 8, "dp": 16},
+        }
+    )
+    r = estimate_step(sc, require_fit=False)
+    assert r.breakdown["cp_comm"] > 0.002 * r.step_time_s

@@ -52,6 +52,7 @@ BREAKDOWN_KEYS = (
     "pp_comm",
     "dp_comm",
     "optimizer",
+    "stragglers",
 )
 MEMORY_KEYS = ("weights", "gradients", "optimizer", "activations", "buffers")
 
@@ -338,7 +339,12 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     per_layer_attn = np.where(layers_s > 0, attn_f / np.maximum(layers_s, 1.0), 0.0)
     cp_fwd = np.maximum(0.0, t_kv - per_layer_attn)
     cp_bwd = np.maximum(0.0, 2.0 * t_kv - 2.5 * per_layer_attn)
-    cp_exposed = np.where(cp > 1, (cp_fwd + cp_bwd) * layers_s, 0.0)
+    # each ring step also merges its partial attention output into the running one (online-softmax
+    # rescale: read and write the fp32 output and statistics of this rank's queries), a memory-bound
+    # pass that no overlap hides: (cp - 1) forward, 2 (cp - 1) backward
+    q_heads = float(model.n_heads) / tp
+    merge = _hbm_time(ctx, 2.0 * tokens * q_heads * (dqk_dv / 2.0 + 1.0) * 4.0)
+    cp_exposed = np.where(cp > 1, (cp_fwd + cp_bwd + 3.0 * (cp - 1.0) * merge) * layers_s, 0.0)
     cp_bytes_mb = np.where(cp > 1, 3.0 * kv_block * (cp - 1.0) * layers_s, 0.0)
 
     # ---- expert parallel all-to-all
@@ -578,6 +584,12 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         "dp_comm": exposed_c["dp"],
         "optimizer": t_opt,
     }
+    # stragglers: every step synchronises all ranks (data-parallel collectives, pipeline hand-offs),
+    # so it waits for the slowest; with per-rank compute jitter of coefficient of variation sigma,
+    # the expected maximum of N ranks is sigma·sqrt(2 ln N) above the mean (Gaussian extreme value)
+    n_sync = float(ctx.gpus)
+    lag = ctx.cal.rank_jitter_cv * np.sqrt(2.0 * np.log(n_sync)) if n_sync > 1 else 0.0
+    breakdown["stragglers"] = lag * (compute_total + m_mb * t_rec)
     step = sum(breakdown.values(), zero_t)
 
     # ---- memory per GPU (busiest stage)

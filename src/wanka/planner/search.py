@@ -50,6 +50,7 @@ LABELS = {
     "pp_comm": "PP p2p",
     "dp_comm": "DP comm",
     "optimizer": "optimizer",
+    "stragglers": "stragglers",
 }
 MAX_TOP = 1000
 MAX_GPU_OPTIONS = 64
