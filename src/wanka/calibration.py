@@ -56,6 +56,7 @@ class Calibration:
     tp_overlap_hidden: float
     dp_exposed_floor: float
     pp_p2p_exposed: float
+    comm_sm_share: float
     # memory
     framework_overhead_bytes: float
     memory_model_tolerance: float

@@ -394,3 +394,21 @@ def test_context_parallelism_is_not_free_even_on_infinite_links() -> None:
     )
     r = estimate_step(sc, require_fit=False)
     assert r.breakdown["cp_comm"] > 0.002 * r.step_time_s
+
+
+def test_hidden_collectives_take_sms_from_the_compute_they_hide_behind() -> None:
+    from dataclasses import replace
+
+    from wanka.calibration import default_calibration
+    from wanka.engine.api import evaluate_batch
+
+    sc = _scenario(zero=1, tp=8, pp=8, dp=8)
+    st = Strategies.from_columns(tp=8, pp=8, dp=8, vpp=2, zero=1, recompute=1, sp=True, micro_batch=2)
+    cal = default_calibration()
+    with_sm = evaluate_batch(make_context(sc), st, 1.0).raw
+    free = evaluate_batch(make_context(sc, replace(cal, comm_sm_share=0.0)), st, 1.0).raw
+    busy = sum(float(with_sm["links"][k]["busy"][c][0]) for k in LINKS for c in COMM_KEYS)
+    exposed_free = sum(float(free["links"][k]["exposed"][0]) for k in LINKS)
+    extra = float(with_sm["step_time_s"][0]) - float(free["step_time_s"][0])
+    assert busy - exposed_free > 0
+    assert extra == pytest.approx(cal.comm_sm_share * (busy - exposed_free), rel=0.05)

@@ -571,6 +571,11 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
             on_link[k][q] = on_link[k][q] + extra
             exposed_c[q] = exposed_c[q] + extra
         link_exposed[k] = sum(on_link[k].values(), zero_t)
+    # SMs are a shared resource too: while a collective hides behind compute, its NCCL thread blocks
+    # take a share of the SMs, and the compute beside it runs that much longer
+    for q in COMM_KEYS:
+        hidden = sum((np.maximum(busy[k][q] - on_link[k][q], 0.0) for k in LINKS), zero_t)
+        exposed_c[q] = exposed_c[q] + ctx.cal.comm_sm_share * hidden
 
     compute_total = m_mb * (t_fwd + t_bwd)
     breakdown = {
