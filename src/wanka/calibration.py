@@ -74,6 +74,9 @@ class Calibration:
     dp_bucket_params_per_rank: float
     zero3_bucket_params: float
     rank_jitter_cv: float
+    moe_expert_load_cv: float
+    grouped_gemm_tile_rows: float
+    moe_host_sync_s: float
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

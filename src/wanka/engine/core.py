@@ -117,7 +117,7 @@ _UP_PROJECTIONS = frozenset({"q_up", "kv_up"})
 
 
 def _gemms_fwd_time(
-    ctx: Context, gemms: tuple[Gemm, ...], tokens: Arr, tp: Arr, ep: Arr, etp: Arr, imbalance: float
+    ctx: Context, gemms: tuple[Gemm, ...], tokens: Arr, tp: Arr, ep: Arr, etp: Arr, imbalance: Arr | float
 ) -> tuple[Arr, Arr, Arr, Arr]:
     """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens, and of
     those among them that fine-grained recompute runs again (MLA up-projections).
@@ -145,7 +145,9 @@ def _gemms_fwd_time(
             else:
                 k = k / etp
             flops = 2.0 * m * n * k * local
-            eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / ctx.cal.grouped_gemm_penalty
+            # grouped GEMM: each expert's rows are padded to whole tiles (half a tile wasted on average)
+            tile = ctx.cal.grouped_gemm_tile_rows
+            eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / ctx.cal.grouped_gemm_penalty * m / (m + 0.5 * tile)
         else:
             local = np.ones_like(tokens)
             m = tokens * g.tokens
@@ -170,13 +172,31 @@ def _gemms_fwd_time(
     return t_total, f_total, t_up, f_up
 
 
+def routing_imbalance(ctx: Context, tokens: Arr, ep: Arr) -> Arr | float:
+    """Load of the busiest expert rank over the mean, for ``tokens`` tokens per rank per micro-batch.
+
+    Dropless routing that is not forced uniform: Poisson token counts plus the experts' load skew
+    (``moe_expert_load_cv``) averaged over the ``E/ep`` experts a rank holds, at the expected
+    maximum of ``ep`` ranks (``sqrt(2 ln ep)`` standard deviations). Token drop runs every expert at
+    its static capacity; forced-balanced routing at the mean.
+    """
+    cfg = ctx.model.moe
+    if cfg is None or cfg.balanced_routing:
+        return 1.0
+    if cfg.dispatch != "dropless":
+        return cfg.capacity_factor or 1.0
+    per_rank = tokens * float(cfg.top_k)  # mean routed tokens per rank per micro-batch
+    cv = np.sqrt(1.0 / np.maximum(per_rank, 1.0) + ctx.cal.moe_expert_load_cv**2 * ep / float(cfg.n_experts))
+    z = np.sqrt(2.0 * np.log(np.maximum(ep, 1.0)))
+    return np.asarray(ctx.cal.moe_routing_imbalance * (1.0 + z * cv))
+
+
 def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr, etp: Arr) -> dict[str, Arr]:
     """Forward pieces of one layer per micro-batch on one GPU."""
     moe = kind == "moe"
     gemms = ctx.moe_gemms if moe else ctx.dense_gemms
-    imb = 1.0
-    if moe and ctx.model.moe is not None and not ctx.model.moe.balanced_routing:
-        imb = ctx.cal.moe_routing_imbalance if ctx.model.moe.dispatch == "dropless" else 1.0
+    cfg = ctx.model.moe
+    imb = routing_imbalance(ctx, tokens, ep) if moe else 1.0
     t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
@@ -197,6 +217,9 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
     launch = ctx.cal.layer_overhead_s + (ctx.cal.moe_layer_overhead_s if moe else 0.0)
     t_elem = t_elem + launch * np.where(st.cuda_graphs, ctx.cal.cuda_graph_overhead_factor, 1.0)
+    # dropless MoE syncs device to host once per layer pass; CUDA graphs cannot remove it
+    if moe and cfg is not None and cfg.dispatch == "dropless":
+        t_elem = t_elem + ctx.cal.moe_host_sync_s
     # selective recompute: with unfused attention the attention core (Korthikanti et al. 2022);
     # with a fused kernel the cheap modules instead (norms, activation, MLA up-projections)
     _, sel_traffic = ctx.sel_moe if moe else ctx.sel_dense
