@@ -82,7 +82,7 @@ def test_every_returned_strategy_is_feasible_fits_and_spans_the_job(
     assert len(r.top) <= top
     for c in r.top:
         assert c.tp * c.pp * c.dp * c.cp == sc.gpus == c.gpus
-        assert c.memory_bytes <= c.hbm_bytes == ctx.hbm_bytes
+        assert c.memory_bytes <= c.hbm_bytes == ctx.hbm_usable
         st = Strategies.from_columns(
             tp=[c.tp],
             pp=[c.pp],

@@ -25,6 +25,7 @@ _LABELS = {
     "pp_comm": "PP p2p (exposed)",
     "dp_comm": "DP comm (exposed)",
     "optimizer": "optimizer",
+    "stragglers": "waiting for stragglers",
 }
 
 

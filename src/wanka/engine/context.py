@@ -72,6 +72,11 @@ class Context:
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     cal: Calibration = field(default_factory=default_calibration)  # the global constants used
 
+    @property
+    def hbm_usable(self) -> float:
+        """HBM a process can allocate (the driver keeps a share): the capacity ``fits`` is judged by."""
+        return self.hbm_bytes * self.cal.usable_hbm_fraction
+
 
 def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
     """Resolve a scenario's model, cluster and training into a :class:`Context`.

@@ -50,6 +50,7 @@ LABELS = {
     "pp_comm": "PP p2p",
     "dp_comm": "DP comm",
     "optimizer": "optimizer",
+    "stragglers": "stragglers",
 }
 MAX_TOP = 1000
 MAX_GPU_OPTIONS = 64
@@ -301,7 +302,7 @@ def _evaluate(ctx: Context, st: Strategies, tokens: float) -> _Table:
                 tps=r.tokens_per_s_per_gpu,
                 mfu=r.mfu,
                 mem=r.memory_bytes,
-                hbm=np.full(n, ctx.hbm_bytes),
+                hbm=np.full(n, ctx.hbm_usable),
                 code=r.reason,
                 ttt=r.time_to_train_s,
                 breakdown={k: np.broadcast_to(r.breakdown[k], (n,)).astype(float) for k in BREAKDOWN_KEYS},

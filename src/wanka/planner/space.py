@@ -10,7 +10,8 @@ Shape rules first, memory second, time last:
 2. **memory**: each shape is evaluated once at its least-memory settings (micro-batch 1, full
    recompute, vpp 1, every ZeRO stage); a shape none of whose variants fits in HBM is dropped whole.
 3. the surviving shapes are crossed with micro-batch (divisors of the per-replica batch),
-   vpp (``pp·vpp ≤ layers``, micro-batches divisible by ``pp``), ZeRO 0-3 and recompute
+   vpp (``pp·vpp ≤ layers + 2``, micro-batches divisible by ``pp``; uneven chunks are paced by the
+   largest), ZeRO 0-3 and recompute
    none/selective/full; ``sp`` is on whenever ``tp > 1``.
 
 Every row the space yields still passes through :func:`wanka.engine.evaluate_batch`, whose
@@ -173,7 +174,7 @@ def enumerate_space(ctx: Context, space: SearchSpace | None = None) -> tuple[Str
             if per_replica % mb:
                 continue
             n_mb = per_replica // mb
-            vpps = [1] if pp == 1 else [v for v in range(1, space.vpp_max + 1) if pp * v <= layers]
+            vpps = [1] if pp == 1 else [v for v in range(1, space.vpp_max + 1) if pp * v <= layers + 2]
             for v in vpps:
                 if v > 1 and n_mb % pp:
                     continue
