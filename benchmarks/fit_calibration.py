@@ -129,6 +129,7 @@ class Fit:
     start: Calibration
     nfev: int
     at_bound: tuple[str, ...]
+    unidentified: tuple[str, ...] = ()  # constants no fitted case responds to (they stay at their start)
 
 
 def fit(cases: list[Case], start: Calibration, max_nfev: int = MAX_NFEV) -> Fit:
@@ -153,7 +154,8 @@ def fit(cases: list[Case], start: Calibration, max_nfev: int = MAX_NFEV) -> Fit:
     )
     cal = from_unit(r.x, base)
     at = tuple(n for n, u in zip(FITTED, r.x, strict=True) if u <= 1e-3 or u >= 1 - 1e-3)
-    return Fit(cal, start, int(r.nfev), at)
+    flat = tuple(n for n, col in zip(FITTED, np.abs(r.jac).max(axis=0), strict=True) if col == 0.0)
+    return Fit(cal, start, int(r.nfev), at, flat)
 
 
 def summary(e: np.ndarray) -> dict[str, float]:
@@ -215,7 +217,7 @@ def cross_validate(
     per: dict[str, Any] = {}
     for g, (_, test_i, _), (e, f) in zip(names, tasks, outs, strict=True):
         held[test_i] = e
-        per[g] = {**summary(e), "at_bound": list(f.at_bound)}
+        per[g] = {**summary(e), "at_bound": list(f.at_bound), "unidentified": list(f.unidentified)}
         if verbose:
             print("  held out " + _line(g, per[g]))
     out = {
@@ -293,6 +295,7 @@ def main() -> None:
     for name, (lo, hi) in FITTED.items():
         v = getattr(f.cal, name)
         flag = "  AT BOUND" if name in f.at_bound else ""
+        flag += "  NOT IDENTIFIED (no case responds)" if name in f.unidentified else ""
         print(f"  {name:28s} {v:<10.4g} [{lo:g}, {hi:g}]  shipped {getattr(shipped, name):.4g}{flag}")
     for cid, err in sorted(zip((c.id for c in cases), e, strict=True), key=lambda t: -abs(t[1]))[:8]:
         print(f"  worst: {cid:45s} {err:+.1%}")
@@ -306,6 +309,7 @@ def main() -> None:
                 "not_predicted": skipped,
                 "values": {n: getattr(f.cal, n) for n in FITTED},
                 "at_bound": list(f.at_bound),
+                "unidentified": list(f.unidentified),
             },
         )
 

@@ -59,7 +59,6 @@ class Calibration:
     comm_sm_share: float
     # memory
     framework_overhead_bytes: float
-    memory_model_tolerance: float
     optimizer_bytes_per_param: float
     ep_overlap_floor: float
     ep_overlap_hidden: float
