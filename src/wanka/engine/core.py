@@ -616,6 +616,18 @@ def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
     g_e = np.where(hybrid, np.minimum(st.shard, edp), edp)
     rep, rep_e = dpc / g, edp / g_e
     rc = ctx.ring_contention
+    dp_group = _group(ctx, dpc, tp, rc)
+    edp_group = _group(ctx, edp, e_stride, rc)
+    if np.any(hybrid):
+        shard_groups = {
+            "shard": _group(ctx, g, tp, rc),
+            "eshard": _group(ctx, g_e, e_stride, rc),
+            "rep": _group(ctx, rep, tp * g, rc),
+            "erep": _group(ctx, rep_e, e_stride * g_e, rc),
+        }
+    else:  # no hybrid sharding in the batch: the shard groups are the data-parallel groups
+        single = _group(ctx, np.ones_like(dpc), tp, rc)
+        shard_groups = {"shard": dp_group, "eshard": edp_group, "rep": single, "erep": single}
     return Params(
         p_dense=stage_nonexpert / tp,
         p_expert=cm.nm_s * float(P.expert * P.experts_per_layer) / (ep * etp),
@@ -627,14 +639,7 @@ def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
         g_e=g_e,
         rep=rep,
         rep_e=rep_e,
-        groups={
-            "dp": _group(ctx, dpc, tp, rc),
-            "edp": _group(ctx, edp, e_stride, rc),
-            "shard": _group(ctx, g, tp, rc),
-            "eshard": _group(ctx, g_e, e_stride, rc),
-            "rep": _group(ctx, rep, tp * g, rc),
-            "erep": _group(ctx, rep_e, e_stride * g_e, rc),
-        },
+        groups={"dp": dp_group, "edp": edp_group, **shard_groups},
     )
 
 
@@ -761,6 +766,8 @@ def links(ctx: Context, sh: Shape, cm: Compute, comms: dict[str, Comm], exposed:
     busy: dict[str, dict[str, Arr]] = {k: {c: zero_t for c in COMM_KEYS} for k in LINKS}
     for cat, comm in comms.items():
         for count, op, nbytes, group in comm.charges:
+            if not np.any(count):
+                continue  # no strategy in the batch runs this collective
             up, nic = _link_time(ctx, op, nbytes, group)
             busy["scale_up"][cat] = busy["scale_up"][cat] + count * up
             busy["nic"][cat] = busy["nic"][cat] + count * nic
