@@ -471,11 +471,15 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     backward (and recompute); without it 2 all-reduces each way (Korthikanti et al. 2022, Sec. 4.2.2).
     Exposed per micro-batch."""
     tp = sh.tp
+    if not np.any(tp > 1):
+        return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
     group = _group(ctx, tp, 1.0, ctx.ring_contention)
     act = sh.tokens * float(ctx.model.hidden) * ctx.act_bytes  # s·b·h activation of one micro-batch
-    ag = collective_time("all_gather", act, group).time_s
-    rs = collective_time("reduce_scatter", act, group).time_s
-    ar = collective_time("all_reduce", act, group).time_s
+    zero_t = np.zeros_like(tp)
+    any_sp, all_sp = bool(np.any(st.sp)), bool(np.all(st.sp))
+    ag = collective_time("all_gather", act, group).time_s if any_sp else zero_t
+    rs = collective_time("reduce_scatter", act, group).time_s if any_sp else zero_t
+    ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute
     total = np.where(tp > 1, per_layer * cm.layers_s * passes, 0.0)
@@ -498,6 +502,8 @@ def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Co
     """Ring attention: (cp-1) K/V block exchanges per layer, overlapped with attention, plus the
     per-hop merge of partial outputs. Exposed per micro-batch."""
     model, tp, cp = ctx.model, sh.tp, sh.cp
+    if not np.any(cp > 1):
+        return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
     s = float(ctx.seq_len)
     group = _group(ctx, cp, tp, ctx.ring_contention)
     dqk_dv = ctx.attn_flops_per_token / (2.0 * s * model.n_heads)  # d_qk + d_v
@@ -616,6 +622,18 @@ def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
     g_e = np.where(hybrid, np.minimum(st.shard, edp), edp)
     rep, rep_e = dpc / g, edp / g_e
     rc = ctx.ring_contention
+    dp_group = _group(ctx, dpc, tp, rc)
+    edp_group = _group(ctx, edp, e_stride, rc) if sh.has_moe else dp_group  # experts only
+    if np.any(hybrid):
+        shard_groups = {
+            "shard": _group(ctx, g, tp, rc),
+            "eshard": _group(ctx, g_e, e_stride, rc),
+            "rep": _group(ctx, rep, tp * g, rc),
+            "erep": _group(ctx, rep_e, e_stride * g_e, rc),
+        }
+    else:  # no hybrid sharding in the batch: the shard groups are the data-parallel groups
+        single = _group(ctx, np.ones_like(dpc), tp, rc)
+        shard_groups = {"shard": dp_group, "eshard": edp_group, "rep": single, "erep": single}
     return Params(
         p_dense=stage_nonexpert / tp,
         p_expert=cm.nm_s * float(P.expert * P.experts_per_layer) / (ep * etp),
@@ -627,14 +645,7 @@ def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
         g_e=g_e,
         rep=rep,
         rep_e=rep_e,
-        groups={
-            "dp": _group(ctx, dpc, tp, rc),
-            "edp": _group(ctx, edp, e_stride, rc),
-            "shard": _group(ctx, g, tp, rc),
-            "eshard": _group(ctx, g_e, e_stride, rc),
-            "rep": _group(ctx, rep, tp * g, rc),
-            "erep": _group(ctx, rep_e, e_stride * g_e, rc),
-        },
+        groups={"dp": dp_group, "edp": edp_group, **shard_groups},
     )
 
 
@@ -761,6 +772,8 @@ def links(ctx: Context, sh: Shape, cm: Compute, comms: dict[str, Comm], exposed:
     busy: dict[str, dict[str, Arr]] = {k: {c: zero_t for c in COMM_KEYS} for k in LINKS}
     for cat, comm in comms.items():
         for count, op, nbytes, group in comm.charges:
+            if not np.any(count):
+                continue  # no strategy in the batch runs this collective
             up, nic = _link_time(ctx, op, nbytes, group)
             busy["scale_up"][cat] = busy["scale_up"][cat] + count * up
             busy["nic"][cat] = busy["nic"][cat] + count * nic
