@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import importlib
 
-for name in ("bench_engine", "bench_network", "bench_ops", "bench_platform", "bench_planner", "check_extra_runs", "check_recipe_rank"):
+for name in (
+    "bench_engine",
+    "bench_network",
+    "bench_ops",
+    "bench_platform",
+    "bench_planner",
+    "check_extra_runs",
+    "check_recipe_rank",
+):
     print(f"== {name}")
     importlib.import_module(f"benchmarks.{name}").main()
