@@ -1,7 +1,10 @@
-"""Network benchmarks: topology build at 131,072 GPUs, flow-level All2All among 16,384 GPUs, BOM of presets.
+"""Network benchmarks: topology build at 131,072 GPUs, flow-level All2All among 16,384 GPUs, flow cost from
+16k to 131k GPUs with its fitted growth exponent, BOM of presets.
 
 Targets (issue 4): flow-level All2All among 16,384 GPUs on a 3-tier fat-tree < 10 s on one core;
-topology build for 131,072 GPUs < 2 s. Run: ``.venv/bin/python benchmarks/bench_network.py``.
+topology build for 131,072 GPUs < 2 s. Issue 15: all-to-all ``--flow`` (traffic + ECMP and adaptive
+simulation) on 131,072 GPUs <= 5 s on one core, cost growth 16k -> 131k no worse than N log N (fitted
+exponent of time vs N <= ~1.1). Run: ``.venv/bin/python benchmarks/bench_network.py``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,38 @@ def bench_flow() -> None:
             )
 
 
+def bench_flow_scaling() -> None:
+    """All-to-all and ring (all-reduce) on every GPU of 3-tier radix-128 fat-trees, 16k .. 131k GPUs."""
+    import numpy as np
+
+    sizes = (16_384, 32_768, 65_536, 131_072)
+    for rails, layout in ((8, "rail-optimised"), (1, "top-of-rack")):
+        for op in ("all_to_all", "all_reduce"):
+            costs = []
+            for n in sizes:
+                su = ScaleUpDomains(8, n // 8, 450e9, 1.0, False)
+                t = fat_tree(n, 128, 3, rails=rails, gpus_per_node=8, port_bandwidth=NDR, scale_up=su)
+
+                def run(t: Any = t, op: str = op) -> Any:
+                    tr = collective_traffic(t, op, 256 * 2**20, seed=1)
+                    return tr, [simulate(t, tr, rt, seed=1) for rt in ("ecmp", "adaptive")]
+
+                run()  # warm-up (imports, caches)
+                timed = [_timed(run) for _ in range(3)]  # best of three: the machine is shared
+                (tr, res), dt = min(timed, key=lambda x: x[1])
+                costs.append(dt)
+                print(
+                    f"flow-scale {op:<10} {layout:<14} {n:>7,} GPUs: {dt:5.2f} s (traffic + ECMP + adaptive, "
+                    f"{dt / n * 1e9:,.0f} ns/GPU) · "
+                    f"{tr.flows:,} flows ({tr.level}) · slowdown ECMP {res[0].slowdown:.3f}"
+                )
+            slope = float(np.polyfit(np.log(sizes), np.log(costs), 1)[0])
+            print(
+                f"flow-scale {op:<10} {layout:<14} fitted cost ~ N^{slope:.2f} (N log N over 16k..131k ~ N^1.07; "
+                "the small sizes take tens of ms, so a shared machine's noise moves the exponent)"
+            )
+
+
 def bench_bom() -> None:
     from wanka.network.bom import bill_of_materials
     from wanka.spec import list_presets, load_scenario
@@ -69,6 +104,7 @@ def bench_bom() -> None:
 def main() -> None:
     bench_topology()
     bench_flow()
+    bench_flow_scaling()
     bench_bom()
 
 

@@ -9,10 +9,24 @@ load, failures and effective training time, scheduling outcomes, power, energy a
 24576
 """
 
+from typing import TYPE_CHECKING, Any
+
 from wanka.errors import CatalogError, InfeasibleError, SpecError, TraceError, WankaError
-from wanka.spec import Scenario, load_model, load_scenario
+
+if TYPE_CHECKING:
+    from wanka.spec import Scenario, load_model, load_scenario
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``Scenario``, ``load_model`` and ``load_scenario`` import pydantic on first use, not at start-up."""
+    if name in ("Scenario", "load_model", "load_scenario"):
+        import wanka.spec
+
+        return getattr(wanka.spec, name)
+    raise AttributeError(f"module 'wanka' has no attribute {name!r}")
+
 
 __all__ = [
     "CatalogError",

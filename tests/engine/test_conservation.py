@@ -360,7 +360,8 @@ def test_waiting_for_stragglers_grows_with_the_ranks_in_step() -> None:
     def run(nodes: int) -> object:
         sc = parse_scenario(
             {
-                "cluster": {"accelerator": "H100", "nodes": nodes},
+                # a 128-port switch: 64-port fat-trees stop at 65,536 GPUs
+                "cluster": {"accelerator": "H100", "nodes": nodes, "fabric": {"switch": "Q3400"}},
                 "model": "llama3-70b",
                 "training": {"global_batch_seqs": nodes * 2},
                 "parallel": {"tp": 8, "pp": 4, "dp": nodes // 4},

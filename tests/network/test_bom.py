@@ -102,5 +102,7 @@ def test_meta_vs_traditional() -> None:
     assert meta.network_power_w > 50 * trad.network_power_w
     # per GPU the 万卡 fabric costs more power too (a third tier of switches and optics)
     assert meta.network_power_w / 24576 > trad.network_power_w / 512
-    assert math.isclose(meta.bisection_bytes_per_s, 24576 / 2 * 50e9)
+    # as published: pods of 3,072 GPUs with full bisection, 1:7 between pods at the aggregation layer
+    assert math.isclose(meta.bisection_bytes_per_s, 24576 / 2 * 50e9 / 7, rel_tol=0.01)
+    assert meta.topology.endpoints_per_leaf == 16 and meta.topology.pods == 8
     assert optic("OSFP-400G-SR4").name in meta.optics_by_type

@@ -47,7 +47,7 @@ def test_fabric_from_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_collective_default_cluster_and_sweep(capsys: pytest.CaptureFixture[str]) -> None:
-    d = _json(capsys, ["collective", "--op", "all_reduce", "--bytes", "8GiB", "--gpus", "8", "--json"])
+    d = _json(capsys, ["collective", "--op", "all_reduce", "--bytes", "8GiB", "--gpus", "8", "--no-nvls", "--json"])
     assert d["default_cluster"] and d["ranks"] == 8
     assert 300e9 < d["busbw_bytes_per_s"] < 400e9  # DGX H100 NVLink ring ~370 GB/s (nccl-tests#212)
     d = _json(capsys, ["collective", "--op", "all_gather", "--gpus", "64", "--sweep", "--json"])
@@ -95,3 +95,87 @@ def test_collective_flow_reports_both_routings(capsys: pytest.CaptureFixture[str
 def test_collective_errors(argv: list[str], field: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert field in capsys.readouterr().err
+
+
+def test_collective_bytes_use_nccl_tests_units_and_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    g = _json(capsys, ["collective", "--bytes", "1G", "--gpus", "16", "--json"])
+    assert g["bytes"] == 2**30  # nccl-tests -b 1G is 2^30 bytes
+    assert _json(capsys, ["collective", "--bytes", "1GB", "--gpus", "16", "--json"])["bytes"] == 1e9
+    row = g["nccl_tests"][0]
+    assert (row["size_bytes"], row["count"], row["type"], row["redop"], row["root"]) == (
+        2**30,
+        2**28,
+        "float",
+        "sum",
+        -1,
+    )
+    for side in ("out_of_place", "in_place"):
+        assert set(row[side]) == {"time_us", "algbw_gbs", "busbw_gbs"}
+        assert row[side]["busbw_gbs"] == pytest.approx(g["busbw_bytes_per_s"] / 1e9)
+    ag = _json(capsys, ["collective", "--op", "all_gather", "--bytes", "1G", "--gpus", "16", "--json"])
+    assert ag["nccl_tests"][0]["count"] == 2**28 // 16 and ag["nccl_tests"][0]["redop"] == "none"
+    assert main(["collective", "--bytes", "1Q"]) == 2
+    assert "--bytes" in capsys.readouterr().err
+
+
+def test_sharp_and_nvls_toggle_what_they_say(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["collective", "--bytes", "8G", "--json"]
+    dflt = _json(capsys, [*base, "--gpus", "8"])  # the DGX-H100-like default runs NVLS, as NCCL does there
+    assert dflt["algorithm"] == "nvls" and dflt["busbw_bytes_per_s"] / 1e9 == pytest.approx(480, rel=0.05)
+    base.append("--no-nvls")
+    one_node = _json(capsys, [*base, "--gpus", "8", "--sharp"])  # fabric SHARP cannot act inside one node
+    plain = _json(capsys, [*base, "--gpus", "8", "--no-sharp"])
+    assert one_node["time_s"] == plain["time_s"] and one_node["algorithm"] == "ring"
+    nv = _json(capsys, [*base[:-1], "--gpus", "8", "--nvls"])
+    assert nv["algorithm"] == "nvls" and nv["nvls"] and not nv["in_network_reduction"]
+    many = _json(capsys, [*base[:-1], "--gpus", "128", "--sharp", "--nvls"])
+    assert many["algorithm"] == "collnet" and many["in_network_reduction"] and many["nvls"]
+    assert main(["collective", "--scenario", "meta-24k-h100-roce", "--gpus", "64", "--sharp"]) == 2
+    assert "InfiniBand" in capsys.readouterr().err  # fabric SHARP on a RoCE fabric is refused, not ignored
+
+
+def test_calibrate_recovers_a_known_nic_efficiency(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dataclasses import replace
+
+    from wanka.cli.cmd_collective import _default_cluster
+    from wanka.network.collectives import collective_time
+    from wanka.network.groups import comm_group
+    from wanka.spec import load_scenario
+
+    # an nccl-tests log of 4 nodes whose NICs reach 80% of line rate (synthesised from the model)
+    g = replace(comm_group(_default_cluster(32), 32, 1), out_efficiency=0.80)
+    lines = ["# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor)"]
+    lines += [
+        f"#  Rank {r:2d} Group  0 Pid {100 + r} on node{r // 8} device {r % 8} [0x1b] NVIDIA H100" for r in range(32)
+    ]
+    lines.append(
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong"
+    )
+    for s in (2**26, 2**28, 2**30, 2**33):
+        r = collective_time("all_reduce", float(s), g)
+        t, a, b = float(r.time_s) * 1e6, float(r.algbw) / 1e9, float(r.busbw) / 1e9
+        lines.append(
+            f"  {s:>12d} {s // 4:>12d}     float     sum      -1 {t:8.1f} {a:7.2f} {b:7.2f}      0"
+            f" {t:8.1f} {a:7.2f} {b:7.2f}      0"
+        )
+    log = tmp_path / "all_reduce_perf.log"
+    log.write_text("\n".join(["# Collective test starting: all_reduce_perf", *lines]) + "\n")
+    d = _json(capsys, ["collective", "--calibrate", str(log), "--json"])
+    assert d["ranks"] == 32 and d["hosts"] == 4 and d["field"] == "cluster.fabric.link_efficiency"
+    assert d["value"] == pytest.approx(0.80, abs=0.005) and d["mape_after"] < 0.01 < d["mape_before"]
+    sc = load_scenario(d["overlay"])  # the overlay is a scenario: the rest of the twin uses the measured value
+    assert sc.cluster.fabric.link_efficiency == pytest.approx(0.80, abs=0.005)
+    assert main(["collective", "--calibrate", str(log)]) == 2  # never overwrites the overlay it wrote
+    assert "exists" in capsys.readouterr().err
+
+
+def test_collective_flow_at_131k_gpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _json(capsys, ["collective", "--op", "all_to_all", "--bytes", "256M", "--gpus", "131072", "--flow", "--json"])
+    assert d["flow"]["traffic_level"] == "class" and d["flow"]["ecmp"]["slowdown"] >= 1.0
+    # a fabric that cannot be built is an error naming the limit and the fix
+    sc = tmp_path / "big.yaml"
+    sc.write_text("cluster: {accelerator: H100, nodes: 16384, fabric: {switch: QM9700}}\n")
+    assert main(["collective", "--scenario", str(sc), "--flow"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "65,536" in err and "larger switch" in err and "Q3400" in err

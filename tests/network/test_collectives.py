@@ -96,3 +96,73 @@ def test_node_deduplicated_all_to_all_moves_fewer_fabric_bytes(nodes: int, nbyte
     deep = CommGroup(size=8.0 * nodes, per_domain=8.0, scale_up_bw=450e9, scale_out_bw=50e9, remote_dedup=dedup)
     # NVLink forwarding is cheap next to the NIC: deduplication never slows a cross-node all-to-all
     assert collective_time("all_to_all", nbytes, deep).time_s <= collective_time("all_to_all", nbytes, plain).time_s
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    op=st.sampled_from(["all_reduce", "all_gather", "reduce_scatter"]),
+    n=st.integers(2, 2048),
+    per=st.sampled_from([1, 4, 8, 72]),
+    nvls=st.booleans(),
+    sharp=st.booleans(),
+    lo=st.floats(0, 34),
+    step=st.floats(0, 3),
+)
+def test_nccl_tuner_time_never_falls_as_bytes_grow(
+    op: str, n: int, per: int, nvls: bool, sharp: bool, lo: float, step: float
+) -> None:
+    g = CommGroup(
+        size=float(n),
+        per_domain=float(min(per, n)),
+        scale_up_bw=900e9,
+        scale_out_bw=50e9,
+        scale_up_reduction=nvls,
+        in_network_reduction=sharp,
+    )
+    a, b = 2.0**lo, 2.0 ** (lo + step)
+    assert collective_time(op, b, g).time_s >= collective_time(op, a, g).time_s * (1 - 1e-12)
+
+
+def test_protocol_and_algorithm_follow_message_size() -> None:
+    # NCCL's tuner: LL for tiny messages (lowest latency), Simple for large ones; across 64 domains the
+    # tree's log latency wins small messages and the ring's bandwidth large ones
+    g = CommGroup(size=512.0, per_domain=8.0, scale_up_bw=450e9, scale_out_bw=50e9)
+    small, large = collective_time("all_reduce", 4096.0, g), collective_time("all_reduce", 2.0**34, g)
+    assert small.protocol == "LL" and large.protocol == "Simple"
+    assert small.algorithm == "tree" and large.algorithm == "ring"
+    sweep = collective_time("all_reduce", 2.0 ** np.arange(3, 34), g)
+    assert len(set(sweep.protocols)) >= 2 and len(sweep.algorithms) == 31
+
+
+def test_nvls_and_fabric_phases_are_pipelined_not_added() -> None:
+    # two B200 nodes with NVLS: the NIC phase (8 x 46 GB/s) bounds the pipeline; adding the phases would
+    # give ~40% less (the two-node under-prediction)
+    g = CommGroup(size=16.0, per_domain=8.0, scale_up_bw=900e9, scale_out_bw=50e9, scale_up_reduction=True)
+    piped = collective_time("all_reduce", 8 * 2**30, g)
+    summed = collective_time("all_reduce", 8 * 2**30, g, "hierarchical")
+    assert piped.algorithm == "nvls_tree"
+    assert piped.busbw / 1e9 == pytest.approx(8 * 50 * 0.92 * 2 * 15 / 16, rel=0.02)
+    assert summed.time_s > 1.3 * piped.time_s
+
+
+def test_nvls_tree_is_capped_per_head_by_architecture() -> None:
+    # NCCL's perChMaxNVLSTreeBws: 57.7 GB/s per NVLS head on two Hopper nodes, one head per NIC (8), so
+    # nccl-tests busbw cannot pass 8 x 57.7 = 462 GB/s; an architecture without a table entry is uncapped
+    kw = dict(size=16.0, per_domain=8.0, scale_up_bw=450e9, scale_out_bw=50e9, scale_up_reduction=True)
+    hopper = collective_time("all_reduce", 8 * 2**30, CommGroup(**kw, architecture="Hopper"))  # type: ignore[arg-type]
+    free = collective_time("all_reduce", 8 * 2**30, CommGroup(**kw))  # type: ignore[arg-type]
+    assert hopper.algorithm == "nvls_tree"
+    assert hopper.busbw / 1e9 <= 8 * 57.7 * 1.001
+    assert free.busbw > 1.05 * hopper.busbw
+
+
+@pytest.mark.parametrize("nbytes", [2.0**29, 2.0**31])
+def test_a_deeper_tree_chain_fills_longer(nbytes: float) -> None:
+    # same ranks and bytes: 20 domains of 72 (NCCL tree depth 71 + log2 20) against 180 domains of 8
+    # (depth 7 + log2 180); the deep chain's first chunk crosses ~4x more hops, so its Simple tree is
+    # slower although its per-byte bound (NVLink, 2/up) is the same
+    deep = CommGroup(size=1440.0, per_domain=72.0, scale_up_bw=900e9, scale_out_bw=400e9)
+    shallow = CommGroup(size=1440.0, per_domain=8.0, scale_up_bw=900e9, scale_out_bw=400e9)
+    t_deep = collective_time("all_reduce", nbytes, deep, "tree", protocol="Simple").time_s
+    t_shallow = collective_time("all_reduce", nbytes, shallow, "tree", protocol="Simple").time_s
+    assert t_deep > 1.2 * t_shallow

@@ -68,7 +68,7 @@ def test_ecmp_collisions_slow_fragmented_rings() -> None:
     assert many.slowdown < e.slowdown
 
 
-def test_leaf_aggregation_matches_gpu_level() -> None:
+def test_class_aggregation_matches_gpu_level() -> None:
     import wanka.network.flow as fl
 
     t = _tree(128, tiers=2, radix=16, gpn=8, rails=8, o=2.0)
@@ -79,10 +79,33 @@ def test_leaf_aggregation_matches_gpu_level() -> None:
         agg = collective_traffic(t, "all_to_all", 1e8)
     finally:
         fl._GPU_LEVEL_PAIRS = old
-    assert big.level == "gpu" and agg.level == "leaf" and agg.flows < big.flows
+    assert big.level == "gpu" and agg.level == "class" and agg.flows < big.flows
     assert agg.subflows == big.subflows and agg.total_bytes == pytest.approx(big.total_bytes)
     ra, rb = simulate(t, agg, "adaptive"), simulate(t, big, "adaptive")
     assert ra.completion_time_s == pytest.approx(rb.completion_time_s, rel=2e-2)
+
+
+@pytest.mark.parametrize("rails", [8, 1])
+@pytest.mark.parametrize("size", [None, 64, 256])
+@pytest.mark.parametrize("routing", ["adaptive", "ecmp"])
+def test_equivalence_classes_give_the_leaf_pair_solvers_answer(rails: int, size: int | None, routing: str) -> None:
+    # the leaf-pair aggregation was the solver before equivalence classes; both run up to a few thousand
+    # GPUs, and on the symmetric fat-tree they must agree (ECMP draws the same member loads)
+    t = _tree(4096, tiers=3, radix=32, gpn=8, rails=rails)
+    leaf = collective_traffic(t, "all_to_all", 2**28, size=size, aggregate="leaf")
+    cls = collective_traffic(t, "all_to_all", 2**28, size=size, aggregate="class")
+    assert cls.level == "class" and cls.flows <= leaf.flows
+    assert cls.subflows == pytest.approx(leaf.subflows) and cls.total_bytes == pytest.approx(leaf.total_bytes)
+    a, b = simulate(t, leaf, routing, seed=3), simulate(t, cls, routing, seed=3)
+    assert b.completion_time_s == pytest.approx(a.completion_time_s, rel=1e-3)
+    assert b.ideal_time_s == pytest.approx(a.ideal_time_s, rel=1e-9)
+
+
+def test_class_aggregation_keeps_131k_gpus_small() -> None:
+    t = _tree(131_072, tiers=3, radix=128, gpn=8, rails=8)
+    tr = collective_traffic(t, "all_to_all", 2**28)
+    # leaf-pair flows would be ~ leaves^2 = 4 million; classes are leaves + pods + pods^2
+    assert tr.level == "class" and tr.flows <= t.leaves + t.pods + t.pods**2
 
 
 def test_rank_layout() -> None:

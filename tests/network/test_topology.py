@@ -122,3 +122,57 @@ def test_presets_differ_in_tiers() -> None:
     trad = build_topology(load_scenario("traditional-512-a100").cluster)
     assert meta.tiers == 3 and trad.tiers == 2
     assert meta.switches > 20 * trad.switches
+
+
+def test_fabric_that_cannot_be_built_names_the_limit_and_the_fix() -> None:
+    from wanka.errors import SpecError
+    from wanka.network.groups import fabric_slowdowns
+    from wanka.spec import ClusterSpec
+
+    # 131,072 H100 on 64-port NDR switches: three tiers reach 65,536; the error names a switch that fits
+    big = ClusterSpec.model_validate({"accelerator": "H100", "nodes": 16_384, "fabric": {"kind": "infiniband"}})
+    with pytest.raises(SpecError, match=r"65,536 .*131,072.*Q3400") as e:
+        build_topology(big)
+    assert e.value.field == "cluster.fabric.switch"
+    with pytest.raises(SpecError, match="larger switch"):
+        fabric_slowdowns(big)  # the engine's contention is an error too, never a neutral 1.0
+    # tiers set by the scenario and too few: the error names the tier limit and the way out
+    two = ClusterSpec.model_validate({"accelerator": "H100", "nodes": 1024, "fabric": {"tiers": 2}})
+    with pytest.raises(SpecError, match=r"= 2 reaches at most 2,048 .*use 3 tiers"):
+        build_topology(two)
+
+
+def test_tiers_left_unset_take_the_fewest_that_reach() -> None:
+    from wanka.spec import ClusterSpec
+
+    for nodes, tiers in ((4, 1), (64, 2), (1024, 3)):
+        c = ClusterSpec.model_validate({"accelerator": "H100", "nodes": nodes})
+        assert build_topology(c).tiers == tiers
+    c = ClusterSpec.model_validate({"accelerator": "H100", "nodes": 16_384, "fabric": {"switch": "Q3400"}})
+    assert build_topology(c).endpoints == 131_072
+
+
+def test_meta_roce_fabric_as_published() -> None:
+    # Llama 3 paper Sec. 3.3.1: 16 GPUs per ToR, 3,072-GPU pods with full bisection, 1:7 at aggregation
+    from wanka.network.flow import collective_traffic, simulate
+
+    t = build_topology(load_scenario("meta-24k-h100-roce").cluster)
+    tiers = {r["tier"]: r for r in t.per_tier()}
+    assert t.endpoints_per_leaf == 16 and t.endpoints_per_leaf * t.leaves_per_pod == 3072 and t.pods == 8
+    assert tiers["leaf"]["oversubscription"] == 1.0
+    assert tiers["spine"]["oversubscription"] == pytest.approx(7.0, rel=0.01)
+    assert tiers["spine"]["switch"] == "Arista-7800R3" and tiers["leaf"]["switch"] == "Minipack2"
+    # inside a pod nothing is oversubscribed; all-to-all across the 8 pods runs at about 1/7 of line rate
+    # on the cross-pod share (7/8 of the bytes): slowdown ~ 7 x 7/8
+    one_pod = simulate(t, collective_traffic(t, "all_to_all", 2**26, size=3072), "adaptive")
+    whole = simulate(t, collective_traffic(t, "all_to_all", 2**26), "adaptive")
+    assert one_pod.slowdown == pytest.approx(1.0, rel=0.02)
+    assert whole.slowdown == pytest.approx(7 * 7 / 8, rel=0.05)
+
+
+def test_spine_oversubscription_cannot_exceed_its_switch() -> None:
+    c = ClusterSpec.model_validate(
+        {"accelerator": "H100", "nodes": 3072, "fabric": {"gpus_per_leaf": 16, "gpus_per_pod": 24576, "tiers": 3}}
+    )
+    with pytest.raises(SpecError, match="gpus_per_pod"):
+        build_topology(c)

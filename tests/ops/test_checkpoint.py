@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wanka.ops import campaign_inputs, checkpoint_cost, optimal_checkpoint_interval
+from wanka.errors import SpecError
+from wanka.ops import campaign_inputs, checkpoint_cost, expected_ettr, optimal_checkpoint_interval
 
 from .conftest import small
 
@@ -29,8 +31,10 @@ def test_optimum_shrinks_with_mtbf(d: float, m: float, k: float) -> None:
 @settings(max_examples=10, deadline=None)
 @given(n=st.integers(4, 512), k=st.integers(2, 8))
 def test_optimal_interval_shrinks_as_the_cluster_grows(n: int, k: int) -> None:
-    a = campaign_inputs(small(nodes=n, checkpoint={"mode": "sync"}), step_time_s=1.0)
-    b = campaign_inputs(small(nodes=n * k, checkpoint={"mode": "sync"}), step_time_s=1.0)
+    # a fixed coordination cost: the default grows with log2(ranks), which lengthens the optimum
+    ck = {"mode": "sync", "coordination_s": 0.0}
+    a = campaign_inputs(small(nodes=n, checkpoint=ck), step_time_s=1.0)
+    b = campaign_inputs(small(nodes=n * k, checkpoint=ck), step_time_s=1.0)
     assert b.optimal_interval_s < a.optimal_interval_s
 
 
@@ -44,6 +48,31 @@ def test_modes() -> None:
     assert sync.size_bytes == asyn.size_bytes > 1e11  # 8B-class model with Adam state
 
 
-def test_interval_never_below_a_step_or_the_drain() -> None:
-    inp = campaign_inputs(small(checkpoint={"interval_s": 1.0}), step_time_s=30.0)
-    assert inp.interval_s == max(30.0, inp.checkpoint.persist_lag_s)
+def test_interval_shorter_than_a_step_is_an_error_naming_the_field() -> None:
+    with pytest.raises(SpecError, match=r"checkpoint\.interval_s.*one training step"):
+        campaign_inputs(small(checkpoint={"interval_s": 1.0}), step_time_s=30.0)
+
+
+@given(step=st.floats(0.5, 60.0), interval=st.floats(1.0, 3600.0))
+@settings(max_examples=30, deadline=None)
+def test_interval_is_whole_steps_and_at_least_the_persist_time(step: float, interval: float) -> None:
+    if interval < step:
+        return
+    inp = campaign_inputs(small(checkpoint={"interval_s": interval}), step_time_s=step)
+    k = inp.interval_s / step
+    assert abs(k - round(k)) < 1e-6 and k >= 1
+    assert inp.interval_s >= inp.checkpoint.persist_lag_s
+    assert inp.interval_s >= interval - 1e-9
+
+
+def test_default_interval_is_searched_within_the_limits() -> None:
+    inp = campaign_inputs(small(), step_time_s=7.0)
+    k = inp.interval_s / 7.0
+    assert abs(k - round(k)) < 1e-9
+    assert inp.interval_s >= max(7.0, inp.checkpoint.persist_lag_s)
+    # no other whole-step interval within ±2 steps beats it (closed form)
+    best = expected_ettr(inp)
+    for d in (-2, -1, 1, 2):
+        t = inp.interval_s + d * 7.0
+        if t >= inp.interval_floor_s:
+            assert expected_ettr(replace(inp, interval_s=t)) <= best + 1e-12

@@ -41,7 +41,10 @@ def test_job_rate_reproduces_the_window_and_scales_with_size() -> None:
     r = job_failure_rates(s)
     assert r.total * 54 * 86400 == pytest.approx(419, rel=2e-3)
     half = job_failure_rates(s, gpus=8192)
-    assert half.total == pytest.approx(r.total / 2, rel=1e-9)
+    # hardware scales with the components; the non-hardware floor (unit: job) does not
+    assert r.floor_rate * 54 * 86400 == pytest.approx(54 + 7 + 2, rel=2e-3)
+    assert half.floor_rate == pytest.approx(r.floor_rate)
+    assert half.total == pytest.approx((r.total - r.floor_rate) / 2 + r.floor_rate, rel=1e-9)
     assert r.detection_s[r.names.index("nccl_watchdog_timeout")] == 1800.0
     assert r.detection_s[r.names.index("faulty_gpu")] == s.failures.detection_s
     assert not r.replace_node[r.names.index("software_bug")]

@@ -113,7 +113,7 @@ def test_seed_reproducible(small_spec: ClusterSpec) -> None:
 def test_cli_json_and_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = tmp_path / "c.yaml"
     p.write_text("name: small\naccelerator: H100\nnodes: 32\n")
-    rc = main(["schedule", "--cluster", str(p), "--synthetic", "acme-seren", "--jobs", "200", "--json"])
+    rc = main(["schedule", "--cluster", str(p), "--synthetic", "acme-seren", "--jobs", "200", "--cold-start", "--json"])
     assert rc == 0
     d = json.loads(capsys.readouterr().out)
     for key in ("jobs", "utilization", "queue_delay_s", "jct_s", "fragmentation", "placement_locality"):

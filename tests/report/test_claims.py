@@ -151,3 +151,14 @@ def test_claims_zh_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "华为昇腾" in out and "一致" in out
     assert main(["claims", "no-such-claim"]) == 2
     assert main(["claims", "--lang", "fr"]) == 2
+
+
+def test_every_claim_is_explained_in_chinese(results: dict) -> None:  # type: ignore[type-arg]
+    import re
+
+    for cid, r in results.items():
+        assert re.search(r"[\u4e00-\u9fff]", r.explanation_zh), cid
+        assert r.computed_zh and "days" not in r.computed_zh, cid
+    # the same numbers as the English explanation
+    r = results["article-500b-1000p"]
+    assert f"{r.values['days']:,.1f}" in r.explanation_zh and f"{r.values['days']:,.1f}" in r.explanation

@@ -8,7 +8,7 @@ import pytest
 
 from wanka.cli import main
 from wanka.engine import BREAKDOWN_KEYS, estimate_step
-from wanka.report import Comparison, compare, pick_strategy
+from wanka.report import Comparison, compare
 from wanka.report.compare import CHINCHILLA_TOKENS_PER_PARAM
 from wanka.spec import load_model, load_scenario
 from wanka.workload import parameter_count
@@ -28,6 +28,7 @@ SECTIONS = {
     "assumptions",
     "sources",
     "errors",
+    "scenario_spec",
 }
 
 
@@ -91,17 +92,48 @@ def test_job_flag_puts_one_model_on_every_cluster() -> None:
         assert c.job["model"] == "llama3-70b" and c.job["tokens"] == pytest.approx(tokens)
         assert c.job["strategy_source"] == "picked"
         assert c.scale["job_gpus"] <= c.scale["accelerators"]
-        assert any(a.origin == "report" and "picked" in a.text for a in c.assumptions)
+        assert any(a.origin == "service" and "wanka search" in a.text for a in c.assumptions)
 
 
-def test_picker_returns_a_runnable_fitting_strategy() -> None:
+def test_shared_search_returns_a_runnable_fitting_strategy() -> None:
+    from wanka.service import choose_strategy
+
     s = load_scenario("article-500b")
-    p = pick_strategy(s)
-    r = estimate_step(p.scenario)  # raises if infeasible or not fitting
-    assert r.memory.fits and p.feasible <= p.candidates
-    st = p.strategy
+    picked, choice = choose_strategy(s)
+    r = estimate_step(picked)  # raises if infeasible or not fitting
+    assert r.memory.fits and 0 < choice.feasible <= choice.evaluated
+    st = r.strategy
     assert st["tp"] <= s.cluster.scale_up.domain_size
     assert s.training is not None and s.training.global_batch_seqs % (st["dp"] * st["micro_batch"]) == 0
+    assert r.gpus in choice.gpus_tried and r.gpus <= s.cluster.accelerators
+
+
+def test_compare_job_gives_the_strategy_wanka_search_gives(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """`compare A --job M` and `wanka search` on that job (same cluster, model, batch and GPU count) agree."""
+    from wanka.spec import dump_yaml
+
+    assert main(["compare", "xai-colossus-100k-h100", "--job", "llama3-70b", "--replicas", "10", "--json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    c = cmp["clusters"][0]
+    spec = c["job"]["strategy_search"]
+    assert spec is not None and c["job"]["strategy_source"] == "picked"
+    st = c["job"]["strategy"]
+    # the job as compare ran it, without its strategy, at the GPU count compare chose
+    from wanka.spec import parse_scenario
+
+    data = c["scenario_spec"]
+    data["parallel"] = None
+    data["job_gpus"] = c["scale"]["job_gpus"]
+    path = tmp_path / "job.yaml"
+    path.write_text(dump_yaml(parse_scenario(data)), encoding="utf-8")
+    assert main(["search", str(path), "--top", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    best = out["strategies"][0] if isinstance(out, dict) else out[0]
+    for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero", "recompute"):
+        assert best[k] == st[k], k
+    # and the issue's regression: not a bubble-bound layout (the old picker gave 9.9% MFU, 66% bubble)
+    e = c["efficiency"]
+    assert e["mfu"] > 0.2 and e["breakdown_s"]["pp_bubble"] / e["step_time_s"] < 0.3
 
 
 def test_lang_zh_uses_the_articles_terms(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +25,7 @@ def test_bloom_checkpoint_size_matches_bigscience() -> None:
 
 
 def test_bloom_save_seconds_on_given_bandwidth() -> None:
-    io = checkpoint_io(bloom(), mode="sync")
+    io = checkpoint_io(bloom(checkpoint={"coordination_s": 0.0}), mode="sync")
     # 10 servers × 10 GB/s write = 100 GB/s; 48 nodes × min(400 Gb/s = 50 GB/s, 8 × 5 GB/s) = 1.9 TB/s.
     assert io.limited_by == "servers"
     assert io.write_bandwidth == pytest.approx(100e9)
@@ -70,9 +72,16 @@ def test_async_and_in_memory_block_less() -> None:
     s = bloom()
     sync, asy, mem = (checkpoint_io(s, mode=m) for m in ("sync", "async", "in_memory"))
     assert asy.blocking_s < sync.blocking_s
-    # async stalls for the device-to-host copy of one rank's shard: 2.47 TB / 384 / 25 GB/s
-    assert asy.blocking_s == pytest.approx(14 * BLOOM_PARAMS / 384 / 25e9)
-    assert asy.save_s == pytest.approx(asy.blocking_s + sync.save_s)
+    # async stalls for the device-to-host copy of one rank's shard (2.47 TB / 384 / 25 GB/s) plus the
+    # save's coordination, 0.5 s + 0.25 s × log2(384 ranks) by default
+    coord = 0.5 + 0.25 * math.log2(384)
+    assert asy.coordination_s == pytest.approx(coord)
+    assert asy.blocking_s == pytest.approx(14 * BLOOM_PARAMS / 384 / 25e9 + coord)
+    assert asy.save_s == pytest.approx(asy.blocking_s + sync.drain_s)
+    assert any("coordination" in a for a in asy.assumptions)
+    given = checkpoint_io(bloom(checkpoint={"coordination_s": 0.0}), mode="async")
+    assert given.blocking_s == pytest.approx(14 * BLOOM_PARAMS / 384 / 25e9)
+    assert not any("coordination" in a for a in given.assumptions)
     assert mem.blocking_s < sync.blocking_s
     assert mem.load_s < sync.load_s
     assert mem.to_dict()["mode"] == "in_memory"
@@ -185,3 +194,25 @@ def test_catalog_server_and_node_storage_network() -> None:
     )
     # gathered: 12 stage writers on 12 nodes, one 5 GB/s stream each
     assert checkpoint_io(single, mode="sync").write_bandwidth == pytest.approx(12 * 5e9)
+
+
+def test_data_loading_leaves_the_save_less_bandwidth() -> None:
+    s = bloom(checkpoint={"coordination_s": 0.0})
+    free = checkpoint_io(s, mode="sync")
+    # 10 servers read 200 GB/s; a loader taking half of it leaves half the servers' write bandwidth
+    busy = checkpoint_io(s, mode="sync", data_read_bytes_per_s=100e9)
+    assert busy.write_bandwidth == pytest.approx(free.write_bandwidth / 2)
+    assert busy.drain_s == pytest.approx(2 * free.drain_s)
+    with pytest.raises(SpecError, match="data_read_bytes_per_s"):
+        checkpoint_io(s, data_read_bytes_per_s=-1.0)
+
+
+STORE = {"servers": 10, "read_gbytes_per_s_per_server": 20.0, "write_gbytes_per_s_per_server": 10.0}
+
+
+def test_shared_file_system_counts_its_share() -> None:
+    whole = checkpoint_io(bloom(checkpoint={"coordination_s": 0.0}), mode="sync")
+    quarter = checkpoint_io(
+        bloom(checkpoint={"coordination_s": 0.0}, cluster={"storage": {**STORE, "share": 0.25}}), mode="sync"
+    )
+    assert quarter.write_bandwidth == pytest.approx(whole.write_bandwidth / 4)

@@ -22,7 +22,7 @@ def reports():  # type: ignore[no-untyped-def]
 
 
 def test_every_case_runs_or_says_why_not(reports) -> None:  # type: ignore[no-untyped-def]
-    assert set(reports) == {"nemo_perf_tables.yaml", "papers.yaml"}
+    assert {"nemo_perf_tables.yaml", "papers.yaml"} <= set(reports)
     for rep in reports.values():
         for c in rep.cases:
             if c.predicted is None:

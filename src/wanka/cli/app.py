@@ -11,9 +11,9 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from wanka.errors import SpecError, WankaError
+from wanka.errors import WankaError
 
-__all__ = ["app", "console", "emit_json", "err_console", "fail", "run_app", "write_text_atomic"]
+__all__ = ["app", "check_output_path", "console", "emit_json", "err_console", "fail", "run_app", "write_text_atomic"]
 
 app = typer.Typer(
     name="wanka",
@@ -23,13 +23,30 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+@app.callback()
+def _root(
+    lang: str | None = typer.Option(
+        None, "--lang", help="language of text output and errors: en or zh (default: $WANKA_LANG, else en)"
+    ),
+) -> None:
+    """wanka — a digital twin of 万卡 (10,000+ GPU) AI training clusters."""
+    # `wanka.cli.main` takes --lang out of the arguments before typer runs; this documents it
+
+
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def emit_json(obj: Any) -> None:
-    """Print one JSON document on stdout (plain, not through rich, so pipes get clean JSON)."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=_json_default) + "\n")
+    """Print one JSON document on stdout (plain, not through rich, so pipes get clean JSON).
+
+    NaN and infinities, which JSON does not have, print as ``null``."""
+    from wanka.fileio import json_safe
+
+    text = json.dumps(json_safe(obj), ensure_ascii=False, indent=2, default=_json_default, allow_nan=False)
+    sys.stdout.write(text + "\n")
 
 
 def _json_default(o: Any) -> Any:
@@ -45,15 +62,20 @@ def _json_default(o: Any) -> Any:
 
 
 def write_text_atomic(path: Path, text: str, *, field: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, so a crash or a full disk
-    never leaves a half-written file in place of what the user had; errors name the option."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise SpecError(f"= {str(path)!r}: cannot write ({e.strerror})", field=field) from None
+    """Write ``text`` to ``path`` through :func:`wanka.fileio.write_atomic`: the path is checked (never
+    a folder, a special file or a SQLite run store), then written through a temporary file and a
+    rename, so a crash or a full disk never leaves a half-written file; errors name the option."""
+    from wanka.fileio import write_atomic
+
+    write_atomic(path, text, field=field)
+
+
+def check_output_path(path: Path | None, *, field: str) -> None:
+    """Check an output path before the work starts (see :func:`wanka.fileio.check_output`)."""
+    if path is not None:
+        from wanka.fileio import check_output
+
+        check_output(path, field=field)
 
 
 def fail(message: str) -> typer.Exit:
@@ -74,8 +96,22 @@ def run_app(argv: list[str]) -> int:
         code = e.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except WankaError as e:
-        err_console.print(f"error: {e}", markup=False)
+        from wanka.cli.lang import translate_error
+
+        for line in str(e).splitlines() or [""]:
+            err_console.print(f"error: {translate_error(line)}", markup=False)
         return 2
     except (BrokenPipeError, KeyboardInterrupt):
+        return 1
+    except RecursionError:
+        err_console.print("error: input nested too deeply", markup=False)
+        return 2
+    except Exception as e:  # a bug, not bad input: one line, exit 1, and how to see the traceback
+        if os.environ.get("WANKA_DEBUG"):
+            raise
+        err_console.print(
+            f"internal error: {type(e).__name__}: {e} (a bug in wanka; WANKA_DEBUG=1 shows the traceback)",
+            markup=False,
+        )
         return 1
     return 0

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from wanka.catalog import catalog
 from wanka.cli.app import app, console, emit_json
+from wanka.cli.lang import tr
 from wanka.errors import CatalogError
 
 __all__: list[str] = []
@@ -88,7 +89,7 @@ def catalog_cmd(
         t.add_column("name", no_wrap=True)
         for header, _ in _COLUMNS[k]:
             t.add_column(header, justify="right")
-        t.add_column("source", overflow="fold", ratio=1)
+        t.add_column(tr("source", "来源"), overflow="fold", ratio=1)
         for row in raw[k]:
             t.add_row(row["name"], *(_get(row, key) for _, key in _COLUMNS[k]), row["source"])
         console.print(t)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from wanka.cli.app import app, console, emit_json, write_text_atomic
+from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
 from wanka.errors import SpecError
 from wanka.spec import load_scenario
 
@@ -15,18 +15,15 @@ __all__: list[str] = []
 
 
 def _tokens(text: str | None, flag: str) -> float | None:
+    """A token count with the units of scenario files (``15.6T``, ``16M``, ``16Mi``; wanka.units)."""
     if text is None:
         return None
-    units = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
-    t = text.strip().lower()
-    num, unit = (t[:-1], t[-1]) if t and t[-1] in units and not t[-1].isdigit() else (t, "")
+    from wanka.units import parse_count
+
     try:
-        v = float(num) * units[unit]
-    except ValueError:
-        raise SpecError(f"= {text!r}: must be a number of tokens such as 15.6T, 16M or 2e12", field=flag) from None
-    if not v > 0:
-        raise SpecError(f"= {text!r}: must be positive", field=flag)
-    return v
+        return parse_count(text, limit=1e17)
+    except ValueError as e:
+        raise SpecError(str(e), field=flag) from None
 
 
 @app.command("compare")
@@ -39,24 +36,40 @@ def compare_cmd(
     tokens: Annotated[
         str | None, typer.Option("--tokens", help="with --job: tokens to train (e.g. 15T); default 20 per parameter")
     ] = None,
-    batch_tokens: Annotated[str, typer.Option("--batch-tokens", help="with --job: global batch in tokens")] = "16M",
+    batch_tokens: Annotated[
+        str | None,
+        typer.Option("--batch-tokens", help="with --job: global batch in tokens (default 16Mi = 16,777,216)"),
+    ] = None,
     html: Annotated[Path | None, typer.Option("--html", help="write the HTML report with plots to FILE")] = None,
-    lang: Annotated[str, typer.Option("--lang", help="zh or en")] = "en",
+    lang: Annotated[
+        str | None, typer.Option("--lang", help="zh or en (default: the global --lang / WANKA_LANG)")
+    ] = None,
     replicas: Annotated[int, typer.Option("--replicas", help="Monte Carlo replicas per campaign")] = 200,
-    seed: Annotated[int, typer.Option("--seed", help="random seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="random seed")] = 0,
+    what_ifs: Annotated[
+        bool,
+        typer.Option(
+            "--what-ifs",
+            help="also run the story's what-ifs (超节点, MoE All2All, FP8; ~10 s) for the terminal or --json; "
+            "--html always has them",
+        ),
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Traditional vs 万卡: scale, 高效训练 (MFU, 线性加速比), 长稳可靠 (failures, ETTR), fabric, facility."""
+    from wanka.cli.lang import current
     from wanka.report.compare import compare
     from wanka.report.i18n import check_lang
 
-    lg = check_lang(lang)
+    lg = check_lang(lang or current())
     if not 1 <= replicas <= 100_000:
         raise SpecError(f"= {replicas}: must be between 1 and 100,000", field="--replicas")
     if html is not None and html.suffix.lower() not in (".html", ".htm"):
         raise SpecError(f"= {str(html)!r}: must end in .html", field="--html")
-    batch = _tokens(batch_tokens, "--batch-tokens")
-    assert batch is not None
+    check_output_path(html, field="--html")
+    from wanka.report.compare import DEFAULT_BATCH_TOKENS
+
+    batch = _tokens(batch_tokens, "--batch-tokens") or DEFAULT_BATCH_TOKENS
     cmp = compare(
         [load_scenario(s) for s in scenarios],
         job=job,
@@ -64,11 +77,13 @@ def compare_cmd(
         batch_tokens=batch,
         seed=seed,
         replicas=replicas,
+        what_ifs=what_ifs or html is not None,  # the conclusion needs none of them; the HTML story shows them
     )
     if html is not None:
+        from wanka.report.claims import evaluate_claims
         from wanka.report.html import render_compare_html
 
-        page = render_compare_html(cmp, lg)
+        page = render_compare_html(cmp, lg, claims=evaluate_claims(seed=seed))
         write_text_atomic(html, page, field="--html")
     if json_out:
         d = cmp.to_dict()

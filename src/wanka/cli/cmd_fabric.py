@@ -36,16 +36,25 @@ def fabric_cmd(
     console.print(
         f"[bold]{c.name}[/] · {c.accelerators:,} × {c.accelerator} · {c.fabric.kind} · {t.tiers}-tier {layout} "
         f"fat-tree · {b.switch} ({t.radix} × {t.link_bandwidth * 8 / GIGA:g}G) · oversubscription "
-        f"{t.oversubscription:g}:1 · {t.planes} plane{'s' if t.planes > 1 else ''}"
+        f"{t.oversubscription:g}:1 at the leaf"
+        + (f", {t.spine_oversubscription:g}:1 at the spine" if t.tiers == 3 and t.spine_oversubscription > 1 else "")
+        + f" · {t.planes} plane{'s' if t.planes > 1 else ''}"
     )
     tab = Table(show_header=True, header_style="bold")
-    tab.add_column("tier")
-    tab.add_column("switches", justify="right")
-    tab.add_column("links below", justify="right")
+    for col in ("tier", "switch", "radix", "switches", "down / up ports", "oversubscription", "links below"):
+        tab.add_column(col, justify="left" if col in ("tier", "switch") else "right")
     links = list(b.links_per_tier.values())
-    for i, (tier, n) in enumerate(b.switches_per_tier.items()):
-        tab.add_row(tier, f"{n:,}", f"{links[i]:,}" if i < len(links) else "")
-    tab.add_row("total", f"{b.switch_count:,}", f"{sum(links):,}")
+    for i, row in enumerate(t.per_tier()):
+        tab.add_row(
+            row["tier"],
+            row["switch"] or "",
+            str(row["radix"]),
+            f"{row['switches']:,}",
+            f"{row['down_ports']:,} / {row['up_ports']:,}",
+            f"{row['oversubscription']:.3g}:1" if row["up_ports"] else "",
+            f"{links[i]:,}" if i < len(links) else "",
+        )
+    tab.add_row("total", "", "", f"{b.switch_count:,}", "", "", f"{sum(links):,}")
     console.print(tab)
     opt = Table(show_header=True, header_style="bold")
     for col, just in (("where", "left"), ("module / cable", "left"), ("count", "right"), ("power", "right")):
@@ -56,7 +65,8 @@ def fabric_cmd(
     bis = b.bisection_bytes_per_s
     console.print(
         f"bisection {bis * 8 / 1e12:,.1f} Tb/s one way ({bis * 8 / GIGA / c.accelerators * 2:,.0f} Gb/s per GPU "
-        f"across the cut) · {t.nodes_per_leaf} nodes per leaf · {t.leaves_per_pod} leaves per pod · {t.pods} pod(s)"
+        f"across the cut) · {t.endpoints_per_leaf:,} GPUs ({t.nodes_per_leaf} nodes) per leaf · "
+        f"{t.leaves_per_pod} leaves ({t.endpoints_per_leaf * t.leaves_per_pod:,} GPUs) per pod · {t.pods} pod(s)"
     )
     console.print(
         f"power: switches {_kw(b.switch_power_w)} + optics {_kw(b.optics_power_w)} = {_kw(b.network_power_w)} "

@@ -2,40 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
+from wanka.catalog import accelerator
 from wanka.cli.app import app, console, emit_json, err_console
-from wanka.engine import estimate_step
 from wanka.errors import InfeasibleError, SpecError
-from wanka.facility import assess, first_order_tokens_per_s
-from wanka.ops import simulate_campaign
+from wanka.facility import first_order_tokens_per_s
 from wanka.spec import Scenario, load_scenario
-from wanka.storage import checkpoint_io, data_read_demand
 from wanka.units import format_bytes, format_duration
 
 __all__: list[str] = []
 
 
-def _step(scenario: Scenario) -> Any | None:
-    """The engine's StepResult when the engine accepts the job; else None (first-order figures)."""
-    if scenario.training is None or scenario.parallel is None:
-        return None
-    try:
-        return estimate_step(scenario)
-    except InfeasibleError as e:
+def _assess(scenario: Scenario, what: tuple[str, ...], **kw: Any) -> Any:
+    """The service's assessment (wanka.service.assess): a scenario without a strategy gets the one
+    `wanka search` picks (preset "search"), as in `plan`; when the engine cannot run the job, a
+    note says so and the first-order figures are used."""
+    from wanka.service import assess
+
+    a = assess(scenario, what, preset="search", fallback=False, seed=0, replicas=200, **kw)
+    e = a.exceptions.get("engine")
+    if e is not None and not isinstance(e, InfeasibleError) and scenario.training is not None:
+        raise e
+    if isinstance(e, InfeasibleError):
         err_console.print(f"note: step model: {e}; using first-order figures", markup=False)
-        return None
+    elif a.strategy is not None and a.strategy.searched:
+        err_console.print("note: strategy from `wanka search` (the scenario gives no parallel: block)", markup=False)
+    return a
 
 
-def _campaign_wall_clock_s(scenario: Scenario, step: Any) -> float:
-    """Mean wall clock to train, failures, restarts and checkpoints included (wanka.ops)."""
-    res = simulate_campaign(
-        scenario, step_time_s=step.step_time_s, tokens_per_step=step.tokens_per_step, seed=0, replicas=200
-    )
-    return float(res.wall_clock_s.mean)
+# the operations defaults a campaign's wall clock (energy, cost) rests on
+_OPS_NOTES = ("spares:", "recovery times", "no spare", "failure rates")
 
 
 def _kw(w: float) -> str:
@@ -48,29 +49,50 @@ def facility_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
     utilization: Annotated[float | None, typer.Option("--utilization", help="MFU, 0-1")] = None,
     days: Annotated[float | None, typer.Option("--days", help="campaign wall clock in days")] = None,
+    convention: Annotated[
+        str,
+        typer.Option(
+            "--convention",
+            help="energy and CO2 as the site draws them (facility: IT × PUE) or as model cards publish "
+            "them (model-card: GPU-hours × board power × grid factor); both are always in --json",
+        ),
+    ] = "facility",
 ) -> None:
     """Power, racks, PUE, energy, electricity cost and CO2 of a cluster and its training job."""
+    if convention not in ("facility", "model-card"):
+        raise SpecError(f"= {convention!r}: must be facility or model-card", field="--convention")
     s = load_scenario(scenario)
-    if days is not None and not days > 0:
-        raise SpecError(f"= {days!r}: must be a positive number of days", field="--days")
+    if days is not None and not 0 < days <= 36_500:
+        raise SpecError(f"= {days!r}: must be a number of days in (0, 36,500]", field="--days")
+    has_job = s.training is not None and s.model is not None
     need_u = utilization is None and s.facility.gpu_utilization is None
-    step = _step(s) if need_u or (days is None and s.campaign_days is None) else None
-    u = utilization if utilization is not None else None if not need_u else getattr(step, "mfu", None)
-    wall, wall_from = None, "given (--days)"
-    if days is not None:
-        wall = days * 86400.0
-    elif step is not None:
-        # time lost to failures counts: the operations layer's campaign wall clock
-        wall, wall_from = _campaign_wall_clock_s(s, step), "campaign with failures (wanka.ops)"
-    if s.campaign_days is not None and days is None:
-        wall = None  # the scenario's own campaign window wins over a steady-state time to train
-    r = assess(s, utilization=u, wall_clock_s=wall, wall_clock_from=wall_from)
+    need_wall = days is None and s.campaign_days is None
+    what: tuple[str, ...] = ("facility",)
+    if has_job and (need_u or need_wall):
+        what = ("engine", "ops", "facility") if need_wall else ("engine", "facility")
+    # engine → ops (the campaign's wall clock, failures included) → facility, through the service
+    a = _assess(
+        s,
+        what,
+        utilization=utilization,
+        wall_clock_s=None if days is None else days * 86400.0,
+        wall_clock_from="given (--days)",
+    )
+    a.check("facility")
+    r = a.facility
+    if a.campaign is not None and days is None:  # energy and cost rest on the operations defaults
+        ops_notes = tuple(x for x in a.campaign.assumptions if x.startswith(_OPS_NOTES))
+        if ops_notes:
+            r = replace(r, assumptions=(*r.assumptions, *ops_notes))
     if json_out:
-        emit_json(r.to_dict())
+        d = r.to_dict()
+        d["convention"] = convention
+        emit_json(d)
         return
     console.print(
         f"[bold]{s.name}[/] · {r.accelerators:,} × {s.cluster.accelerator} · {r.cooling} cooling · "
-        f"PUE {r.pue:g} · utilisation {r.utilization:.0%}"
+        f"PUE {r.pue:g} · utilisation {r.utilization:.0%} MFU"
+        + (f", {r.hfu:.0%} HFU (power)" if r.hfu is not None else "")
     )
     t = Table(show_header=True, header_style="bold")
     t.add_column("power")
@@ -92,14 +114,30 @@ def facility_cmd(
         f"racks {r.racks:,} × {r.rack.nodes_per_rack} nodes · {_kw(r.rack_power_w)} per rack "
         f"at peak ({_kw(r.rack_power_avg_w)} operating) · budget {_kw(r.rack.rack_budget_w)}"
     )
+    console.print(
+        f"synchronous swing {_kw(r.power_swing_w)} IT ({_kw(r.power_swing_w * r.pue)} at the meter) when the "
+        "job's GPUs stop and restart together"
+    )
+    console.print(
+        f"price {r.price_per_kwh:g} {r.currency}/kWh · grid {r.grid_kgco2_per_kwh:g} kg CO2/kWh · PUE {r.pue:g}"
+    )
     if r.wall_clock_s is not None and r.energy_j is not None:
         it_e, acc_e = r.it_energy_j or 0.0, r.accelerator_energy_j or 0.0
-        console.print(
-            f"campaign {format_duration(r.wall_clock_s)} ({r.wall_clock_from}) · "
-            f"{r.energy_j / 3.6e9:,.1f} MWh facility ({it_e / 3.6e9:,.1f} MWh IT, "
-            f"{acc_e / 3.6e9:,.1f} MWh accelerators) · "
-            f"${r.energy_cost or 0.0:,.0f} · {(r.co2_kg or 0.0) / 1e3:,.1f} t CO2"
+        mc_e, mc_co2 = r.model_card_energy_j or 0.0, r.model_card_co2_kg or 0.0
+        facility_line = (
+            f"facility convention: {r.energy_j / 3.6e9:,.1f} MWh (IT {it_e / 3.6e9:,.1f} MWh × PUE; "
+            f"accelerators {acc_e / 3.6e9:,.1f} MWh) · {r.energy_cost or 0.0:,.0f} {r.currency} · "
+            f"{(r.co2_kg or 0.0) / 1e3:,.1f} t CO2"
         )
+        card_line = (
+            f"model-card convention: {r.gpu_hours or 0.0:,.0f} GPU-hours × "
+            f"{accelerator(s.cluster.accelerator).tdp_w:,.0f} W = {mc_e / 3.6e9:,.1f} MWh · "
+            f"{mc_co2 / 1e3:,.1f} t CO2"
+        )
+        console.print(f"campaign {format_duration(r.wall_clock_s)} ({r.wall_clock_from})")
+        first, second = (card_line, facility_line) if convention == "model-card" else (facility_line, card_line)
+        console.print(f"[bold]{first}[/]", markup=True)
+        console.print(f"  ({second})", markup=False)
     if r.capex_usd is not None:
         console.print(f"hardware ${r.capex_usd:,.0f} (from facility.hardware_usd_per_gpu)")
     for a in r.assumptions:
@@ -113,21 +151,22 @@ def storage_cmd(
 ) -> None:
     """Checkpoint size and save/stall/restart time per mode, and training-data read demand."""
     s = load_scenario(scenario)
-    ios = {m: checkpoint_io(s, mode=m) for m in ("sync", "async", "in_memory")}
-    step = _step(s)
-    tps = None
-    if step is not None and getattr(step, "tokens_per_s", None) is not None:
-        tps = float(step.tokens_per_s)
-    elif s.model is not None:
+    # engine (tokens/s) → storage (checkpoint per mode, data reads) through the service
+    a = _assess(s, ("engine", "storage") if s.training is not None and s.model is not None else ("storage",))
+    a.check("storage")
+    s = a.scenario
+    ios = a.checkpoint_modes
+    demand = a.data_read
+    if demand is None and s.model is not None:  # no step model: first-order tokens/s at typical utilisation
         from wanka.facility import facts
+        from wanka.storage import data_read_demand
 
         u = (
             s.facility.gpu_utilization
             if s.facility.gpu_utilization is not None
             else facts().power_curve.typical_utilization
         )
-        tps = first_order_tokens_per_s(s, u)
-    demand = data_read_demand(s, tps) if tps is not None else None
+        demand = data_read_demand(s, first_order_tokens_per_s(s, u))
     if json_out:
         emit_json(
             {

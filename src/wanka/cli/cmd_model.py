@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json, write_text_atomic
+from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
+from wanka.cli.lang import tr
 from wanka.errors import SpecError
 from wanka.spec import ModelSpec, dump_json, dump_yaml, load_model
 from wanka.spec.hf_import import load_hf_config
@@ -63,6 +64,7 @@ def import_cmd(
     """Convert a config.json (Llama, Mistral, Mixtral, Qwen2/3, Qwen-MoE, DeepSeek-V2/V3) to a model spec."""
     if seq_len is not None and seq_len < 1:
         raise SpecError(f"= {seq_len!r}: must be a positive integer", field="--seq-len")
+    check_output_path(out, field="--out")
     m = load_hf_config(config, name=name, seq_len=seq_len)
     text = dump_json(m) if json_out or (out is not None and out.suffix == ".json") else dump_yaml(m)
     if out is not None:
@@ -90,7 +92,13 @@ def show_cmd(
     t.add_column(style="bold")
     t.add_column(overflow="fold")
     t.add_row("model", f"{m.name} ({m.type})")
-    t.add_row("parameters", f"{total / 1e9:,.1f} B total · {active / 1e9:,.1f} B active per token (approx.)")
+    t.add_row(
+        tr("parameters", "参数量"),
+        tr(
+            f"{total / 1e9:,.1f} B total · {active / 1e9:,.1f} B active per token (approx.)",
+            f"总计 {total / 1e9:,.1f} B · 每 token 激活 {active / 1e9:,.1f} B (近似)",
+        ),
+    )
     heads = f"heads {m.n_heads} (kv {m.n_kv_heads}" + (f", head dim {m.kv_channels})" if m.attention is None else ")")
     t.add_row(
         "shape",

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json, write_text_atomic
-from wanka.engine import StepResult, chrome_trace, estimate_step
-from wanka.errors import InfeasibleError, WankaError
+from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
+from wanka.engine import StepResult, chrome_trace
+from wanka.errors import SpecError, WankaError
 from wanka.spec import Scenario, load_scenario
 from wanka.units import format_bytes, format_duration
 
@@ -29,14 +29,13 @@ _LABELS = {
 }
 
 
-def _checkpoint(sc: Scenario) -> dict[str, float] | None:
-    try:
-        from wanka.storage import checkpoint_io
-    except ImportError:  # pragma: no cover - storage is part of the package
-        return None
-    try:
-        io = checkpoint_io(sc)
-    except WankaError:
+def _checkpoint(sc: Scenario, io: Any | None = None) -> dict[str, float] | None:
+    """The checkpoint figures of ``io`` (the service's storage layer), or of ``sc`` when not given."""
+    if io is None:
+        from wanka.service import assess
+
+        io = assess(sc, ("storage",)).checkpoint
+    if io is None:
         return None
     return {
         "size_bytes": io.size_bytes,
@@ -46,12 +45,13 @@ def _checkpoint(sc: Scenario) -> dict[str, float] | None:
     }
 
 
-def plan_dict(sc: Scenario, r: StepResult) -> dict[str, object]:
+def plan_dict(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> dict[str, object]:
     d = r.to_dict()
     d["scenario"] = sc.name
     d["model"] = sc.model.name if sc.model else None
     d["accelerator"] = sc.cluster.accelerator
-    d["checkpoint"] = _checkpoint(sc)
+    d["checkpoint"] = _checkpoint(sc, checkpoint)
+    d["operating_assumptions"] = _operating_assumptions(sc, r.step_time_s)
     return d
 
 
@@ -61,7 +61,7 @@ def _bar(frac: float, width: int = 28) -> str:
     return "█" * full + ("▌" if n - full >= 0.5 else ("▏" if frac > 0 and full == 0 else ""))
 
 
-def print_plan(sc: Scenario, r: StepResult) -> None:
+def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> None:
     st = r.strategy
     assert sc.model is not None and sc.training is not None
     console.print(
@@ -100,16 +100,30 @@ def print_plan(sc: Scenario, r: StepResult) -> None:
         f" time to train  {sc.training.tokens / 1e12:,.2f} T tokens → {format_duration(r.time_to_train_s)} "
         "at steady state (see `wanka reliability` for restarts)"
     )
-    ck = _checkpoint(sc)
+    ck = _checkpoint(sc, checkpoint)
     if ck:
         console.print(
             f" checkpoint     {format_bytes(ck['size_bytes'])}: save {format_duration(ck['save_s'])} "
             f"(training stalls {format_duration(ck['blocking_s'])}, {sc.checkpoint.mode}), "
             f"load {format_duration(ck['load_s'])}"
         )
-    notes = list(r.assumptions) + list(sc.assumptions)
+    batch = [a for a in sc.assumptions if a.startswith("training.batch_tokens")]
+    notes = batch + list(r.assumptions) + [a for a in sc.assumptions if a not in batch]
     if notes:
-        console.print(" assumptions    " + "\n                ".join(notes[:8]))
+        console.print(" assumptions    " + "\n                ".join(notes), markup=False)
+    ops_notes = _operating_assumptions(sc, r.step_time_s)
+    if ops_notes:  # defaults that move ETTR, energy or cost (spares, recovery, checkpoint, price, grid, PUE)
+        console.print(" operating      " + "\n                ".join(ops_notes), markup=False)
+
+
+def _operating_assumptions(sc: Scenario, step_time_s: float) -> list[str]:
+    from wanka.facility import facility_assumptions
+    from wanka.ops import operating_assumptions
+
+    try:
+        return [*operating_assumptions(sc, step_time_s=step_time_s), *facility_assumptions(sc)]
+    except WankaError:
+        return []
 
 
 @app.command("plan")
@@ -117,30 +131,48 @@ def plan(
     scenario: Annotated[str, typer.Argument(help="preset name or scenario YAML file")],
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
     trace: Annotated[Path | None, typer.Option("--trace", help="write one iteration as Chrome-trace JSON")] = None,
+    export: Annotated[
+        str | None,
+        typer.Option("--export", help="print the strategy as launch arguments: megatron (pretrain_gpt.py) or nemo"),
+    ] = None,
 ) -> None:
     """Step time, its breakdown, memory per GPU, MFU and time to train of a scenario's job.
 
     A scenario without a `parallel:` block gets the fastest strategy `wanka search` finds.
     """
-    sc = load_scenario(scenario)
-    chosen = False
-    if sc.parallel is None and sc.model is not None and sc.training is not None:
-        from wanka.planner import candidate_scenario, search
+    check_output_path(trace, field="--trace")
+    if export is not None and export not in ("megatron", "nemo"):  # wanka.planner.export.EXPORT_FORMATS
+        raise SpecError(f"= {export!r} — must be one of megatron, nemo", field="--export")
+    if export is not None:  # the strategy only: the one picker (preset "search"), no step model
+        from wanka.planner.export import launch_args
+        from wanka.planner.pick import with_strategy
 
-        best = search(sc, top=1).top
-        if not best:
-            raise InfeasibleError(f"no parallel strategy for {sc.name!r} fits; see `wanka search {scenario}`")
-        sc = candidate_scenario(sc, best[0])
-        chosen = True
-    r = estimate_step(sc)
+        sc, _ = with_strategy(load_scenario(scenario))
+        args = launch_args(sc, export)
+        if json_out:
+            emit_json({"framework": export, "scenario": sc.name, "gpus": sc.gpus, "args": args})
+        else:
+            dp = sc.parallel.dp if sc.parallel else 1
+            console.print(f"# {sc.name}: {sc.gpus:,} GPUs (data parallel {dp} = world / tp·pp·cp)", markup=False)
+            console.print(" \\\n".join(args), markup=False, highlight=False)
+        return
+    from wanka.service import assess
+
+    # the service runs the engine (a scenario without a strategy gets `wanka search`'s fastest,
+    # preset "search") and the storage layer; a strategy that cannot run is an error, not a search
+    a = assess(load_scenario(scenario), ("engine", "storage"), preset="search", fallback=False)
+    a.check("engine")
+    sc, r = a.scenario, a.step
+    assert r is not None
+    chosen = a.strategy is not None and a.strategy.searched
     if trace is not None:
         write_text_atomic(trace, json.dumps(chrome_trace(r, name=sc.name)), field="--trace")
     if json_out:
-        d = plan_dict(sc, r)
+        d = plan_dict(sc, r, a.checkpoint)
         d["strategy_from"] = "wanka search (fastest)" if chosen else "scenario"
         emit_json(d)
         return
-    print_plan(sc, r)
+    print_plan(sc, r, a.checkpoint)
     if chosen:
         console.print(" strategy from  `wanka search` (the scenario gives no parallel: block)")
     if trace is not None:

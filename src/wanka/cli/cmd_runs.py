@@ -9,6 +9,8 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
+from wanka.cli.lang import tr
+from wanka.fileio import check_output
 from wanka.store import DEFAULT_DB, FORMATS, PointRecord, RunInfo, RunStore, StoreError, export_run
 from wanka.units import format_duration
 
@@ -92,7 +94,7 @@ def runs_list(
         emit_json([r.to_dict() for r in runs])
         return
     if not runs:
-        console.print(f"no runs in {db}")
+        console.print(tr(f"no runs in {db}", f"{db} 中没有运行记录"))
         return
     t = Table(box=None, pad_edge=False, header_style="bold")
     for c in ("id", "sweep", "mode", "status", "points", "errors", "created", "hash"):
@@ -149,10 +151,12 @@ def runs_export(
         fmt = "json"
     if fmt not in FORMATS:
         raise StoreError(f"--format = {fmt!r}: must be one of {', '.join(FORMATS)}")
+    if out is not None:  # checked before any work: never a folder, a SQLite file or the store itself
+        check_output(out, field="--out", protect=(db,))
     with _open(db) as store:
         run = store.run(run_id)
         points = store.points(run_id)
-    text = export_run(run, points, fmt, out)
+    text = export_run(run, points, fmt, out, protect=(db,))
     if text is not None:
         typer.echo(text, nl=False)
     else:

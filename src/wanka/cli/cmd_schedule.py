@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
+from wanka.cli.lang import tr
 from wanka.errors import SpecError
 from wanka.platform import (
     PLACEMENTS,
@@ -69,27 +70,27 @@ def _table(results: list[ScheduleResult]) -> Table:
     def row(label: str, f: Any) -> None:
         t.add_row(label, *[f(r) for r in results])
 
-    row("completed", lambda r: f"{r.completed:,}" + (f" (+{r.unfinished} stuck)" if r.unfinished else ""))
-    row("rejected (too big)", lambda r: f"{r.rejected:,}")
-    row("utilisation (makespan)", lambda r: f"{r.utilization:.1%}")
-    row("utilisation (arrivals)", lambda r: f"{r.utilization_arrivals:.1%}")
-    row("queue delay mean", lambda r: f"{r.queue_delay_s.mean:,.0f} s")
-    row("queue delay median", lambda r: f"{r.queue_delay_s.median:,.0f} s")
-    row("queue delay p99", lambda r: f"{r.queue_delay_s.p99:,.0f} s")
+    row(tr("completed", "完成"), lambda r: f"{r.completed:,}" + (f" (+{r.unfinished} stuck)" if r.unfinished else ""))
+    row(tr("rejected (too big)", "拒绝 (过大)"), lambda r: f"{r.rejected:,}")
+    row(tr("utilisation (makespan)", "利用率 (全程)"), lambda r: f"{r.utilization:.1%}")
+    row(tr("utilisation (arrivals)", "利用率 (到达期间)"), lambda r: f"{r.utilization_arrivals:.1%}")
+    row(tr("queue delay mean", "排队时延 均值"), lambda r: f"{r.queue_delay_s.mean:,.0f} s")
+    row(tr("queue delay median", "排队时延 中位数"), lambda r: f"{r.queue_delay_s.median:,.0f} s")
+    row(tr("queue delay p99", "排队时延 p99"), lambda r: f"{r.queue_delay_s.p99:,.0f} s")
     for label in results[0].queue_delay_by_size:
         row(
             f"  mean, {label} GPUs",
             lambda r, lb=label: f"{r.queue_delay_by_size[lb].mean:,.0f} s" if lb in r.queue_delay_by_size else "-",
         )
-    row("JCT mean / median", lambda r: f"{r.jct_s.mean:,.0f} / {r.jct_s.median:,.0f} s")
-    row("fragmentation", lambda r: f"{r.fragmentation:.2%} ({r.fragmentation_of_free:.1%} of free)")
+    row(tr("JCT mean / median", "作业完成时间 均值/中位数"), lambda r: f"{r.jct_s.mean:,.0f} / {r.jct_s.median:,.0f} s")
+    row(tr("fragmentation", "碎片率"), lambda r: f"{r.fragmentation:.2%} ({r.fragmentation_of_free:.1%} of free)")
     row(
         "multi-node jobs in 1 leaf",
         lambda r: f"{r.placement_locality.within_leaf:.1%} of {r.placement_locality.multi_node_jobs:,}",
     )
     row("multi-node jobs in 1 pod", lambda r: f"{r.placement_locality.within_pod:.1%}")
-    row("preemptions", lambda r: f"{r.preemptions:,}")
-    row("node failures / restarts", lambda r: f"{r.node_failures:,} / {r.job_restarts:,}")
+    row(tr("preemptions", "抢占"), lambda r: f"{r.preemptions:,}")
+    row(tr("node failures / restarts", "节点故障 / 重启"), lambda r: f"{r.node_failures:,} / {r.job_restarts:,}")
     row(
         "GPU-h lost (fail / preempt)",
         lambda r: f"{r.gpu_hours_lost_failures:,.0f} / {r.gpu_hours_lost_preemption:,.0f}",
@@ -116,8 +117,16 @@ def schedule(
     jobs: int | None = typer.Option(
         None, "--jobs", help="synthetic: number of jobs (default 2000); trace: keep the first N"
     ),
-    load: float = typer.Option(0.9, "--load", help="synthetic: offered load (GPU-s asked per s / GPUs)"),
-    seed: int = typer.Option(0, "--seed"),
+    load: float | None = typer.Option(
+        None,
+        "--load",
+        help="synthetic: offered load (GPU-s asked per s / GPUs); default: the source cluster's "
+        "occupancy (acme-seren 0.59, acme-kalos 0.21)",
+    ),
+    warm_start: bool = typer.Option(
+        True, "--warm-start/--cold-start", help="synthetic: start with the cluster in steady state, not empty"
+    ),
+    seed: int = typer.Option(0, "--seed", min=0, max=2**32 - 1, help="random seed"),
     failures: bool = typer.Option(True, "--failures/--no-failures", help="node failures (wanka.ops per-node rates)"),
     compare_policies: bool = typer.Option(False, "--compare-policies", help="run every policy side by side"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
@@ -130,7 +139,9 @@ def schedule(
     c, fm = _cluster(cluster)
     wl: Workload
     if synthetic is not None:
-        wl = synthetic_workload(synthetic, c, jobs or 2000, seed=seed, load=load)
+        if load is not None and not 0 < load <= 10:  # also refuses nan
+            raise SpecError(f"= {load!r}: offered load must be in (0, 10]", field="--load")
+        wl = synthetic_workload(synthetic, c, jobs or 2000, seed=seed, load=load, warm_start=warm_start)
     else:
         assert trace is not None
         wl = load_trace(trace)
@@ -147,4 +158,4 @@ def schedule(
         return
     console.print(_table(results))
     for note in results[0].notes:
-        console.print(f"  note: {note}", markup=False)
+        console.print(f"  {tr('note', '注')}: {note}", markup=False)

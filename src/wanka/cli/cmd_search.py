@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
+from wanka.cli.lang import tr
 from wanka.planner import SearchResult, search
 from wanka.spec import Scenario, load_scenario
 from wanka.units import format_bytes, format_duration
@@ -64,9 +65,13 @@ def print_search(sc: Scenario, r: SearchResult) -> None:
     pruned = sum(sum(cnt.shapes_pruned.values()) for cnt in r.counts.values())
     no_fit_shapes = sum(cnt.shapes_no_fit for cnt in r.counts.values())
     console.print(
-        f" searched {r.evaluated:,} strategies in {r.elapsed_s:.2f} s: {r.feasible:,} feasible, "
-        f"{r.no_fit:,} do not fit in HBM; {pruned:,} shapes pruned by shape rules, "
-        f"{no_fit_shapes:,} by memory before timing"
+        tr(
+            f" searched {r.evaluated:,} strategies in {r.elapsed_s:.2f} s: {r.feasible:,} feasible, "
+            f"{r.no_fit:,} do not fit in HBM; {pruned:,} shapes pruned by shape rules, "
+            f"{no_fit_shapes:,} by memory before timing",
+            f" 搜索 {r.evaluated:,} 个策略，用时 {r.elapsed_s:.2f} s：{r.feasible:,} 个可行，{r.no_fit:,} 个显存不足；"
+            f"{pruned:,} 个形状被形状规则剪枝，{no_fit_shapes:,} 个在计时前因显存剪枝",
+        )
     )
     b = r.baseline
     if b is not None:

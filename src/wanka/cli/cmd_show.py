@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
+from wanka.cli.lang import tr
 from wanka.infra import inventory
 from wanka.spec import list_model_presets, list_presets, load_model, load_scenario
 from wanka.units import format_bytes, format_flops
@@ -48,32 +49,35 @@ def show_cmd(
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_column(style="bold")
     t.add_column()
-    t.add_row("accelerators", f"{inv.accelerators:,} × {inv.accelerator} ({inv.vendor})")
-    t.add_row("nodes", f"{inv.nodes:,} × {inv.node or 'generic'} ({inv.gpus_per_node} per node)")
+    t.add_row(tr("accelerators", "加速卡"), f"{inv.accelerators:,} × {inv.accelerator} ({inv.vendor})")
+    t.add_row(tr("nodes", "节点"), f"{inv.nodes:,} × {inv.node or 'generic'} ({inv.gpus_per_node} per node)")
     rem = f" + {inv.scale_up_remainder} outside" if inv.scale_up_remainder else ""
     t.add_row(
-        "scale-up",
+        tr("scale-up", "超节点/机内互联"),
         f"{inv.scale_up_domains:,} domains of {inv.scale_up_domain_size}{rem}, "
         f"{_bw(inv.scale_up_bandwidth_per_gpu)} per GPU each way",
     )
     r = inv.racks
     t.add_row(
-        "racks",
+        tr("racks", "机柜"),
         f"{r.racks:,} × {r.nodes_per_rack} nodes ({r.gpus_per_rack} GPUs, {_kw(r.rack_power_w)} "
         f"at full load) — {r.basis}",
     )
     order = [d for d in ("fp4", "fp8", "bf16", "fp16", "tf32", "fp32", "fp64") if d in inv.peak_flops]
-    t.add_row("peak (dense)", " · ".join(f"{d.upper()} {format_flops(inv.peak_flops[d])}" for d in order))
+    t.add_row(
+        tr("peak (dense)", "峰值算力 (稠密)"),
+        " · ".join(f"{d.upper()} {format_flops(inv.peak_flops[d])}" for d in order),
+    )
     t.add_row("HBM", f"{format_bytes(inv.hbm_bytes)} · {_bw(inv.hbm_bandwidth)}")
     if inv.host_memory_bytes is not None:
-        t.add_row("host memory", format_bytes(inv.host_memory_bytes))
+        t.add_row(tr("host memory", "主机内存"), format_bytes(inv.host_memory_bytes))
     t.add_row(
-        "IT power",
+        tr("IT power", "IT 功耗"),
         f"{_kw(inv.it_power_w)} for the compute nodes at full load ({_kw(inv.node_power_w)} per node)",
     )
     f = inv.fabric
     t.add_row(
-        "fabric",
+        tr("fabric", "参数面网络"),
         f"{f.kind}, {f.tiers} tiers, {f.oversubscription:g}:1, {f.nic_gbps_per_gpu:g} Gb/s per GPU, "
         f"{f.rails} rail(s) × {f.planes} plane(s), switch {f.switch or '–'} "
         f"({f.switch_radix or '–'} × {f.switch_port_gbps or 0:g}G), NIC {f.nic or '–'}",
@@ -83,12 +87,12 @@ def show_cmd(
     write = _bw(st.write_bandwidth) if st.write_bandwidth else "–"
     cap = f"{st.capacity_bytes / 1e15:,.1f} PB" if st.capacity_bytes else "–"
     t.add_row(
-        "storage",
+        tr("storage", "存储"),
         f"{st.kind}: {st.servers:,} × {st.server or 'servers'} · read {read} · write {write} · {cap}",
     )
     if s.model is not None:
         t.add_row(
-            "job",
+            tr("job", "训练任务"),
             f"{s.model.name} on {s.gpus:,} GPUs"
             + (
                 f" · tp {s.parallel.tp} · pp {s.parallel.pp} · dp {s.parallel.dp} · cp {s.parallel.cp}"
@@ -99,11 +103,11 @@ def show_cmd(
         )
     console.print(t)
     for n in inv.notes:
-        console.print(f"  note: {n}", markup=False, style="yellow")
+        console.print(f"  {tr('note', '注')}: {n}", markup=False, style="yellow")
     for a in s.assumptions:
         console.print(f"  · {a}", markup=False, style="dim")
     for src in s.sources:
-        console.print(f"  source: {src}", markup=False, style="dim")
+        console.print(f"  {tr('source', '来源')}: {src}", markup=False, style="dim")
 
 
 @app.command("presets")
@@ -130,7 +134,7 @@ def presets_cmd(json_out: Annotated[bool, typer.Option("--json", help="print JSO
     if json_out:
         emit_json({"scenarios": scenarios, "models": models})
         return
-    t = Table(title="scenario presets", title_justify="left", header_style="bold")
+    t = Table(title=tr("scenario presets", "场景预设"), title_justify="left", header_style="bold")
     for c in ("name", "accelerators", "model", "description"):
         t.add_column(c, overflow="fold")
     for row in scenarios:
@@ -141,7 +145,7 @@ def presets_cmd(json_out: Annotated[bool, typer.Option("--json", help="print JSO
             row["description"],
         )
     console.print(t)
-    m = Table(title="model presets", title_justify="left", header_style="bold")
+    m = Table(title=tr("model presets", "模型预设"), title_justify="left", header_style="bold")
     for c in ("name", "type", "layers", "hidden", "source"):
         m.add_column(c, overflow="fold")
     for row in models:

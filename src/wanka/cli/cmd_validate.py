@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json
+from wanka.cli.lang import tr
 from wanka.validate import CaseResult, run_validation
 
 
@@ -38,7 +39,7 @@ def validate(
     if json_out:
         emit_json(rep.to_dict())
         return
-    t = Table(title="published runs: predicted vs measured tokens/s/GPU")
+    t = Table(title=tr("published runs: predicted vs measured tokens/s/GPU", "公开训练记录：预测与实测 tokens/s/GPU"))
     for col, just in (
         ("id", "left"),
         ("kind", "left"),
@@ -55,7 +56,7 @@ def validate(
     d = rep.to_dict()
     if rep.mape is not None and rep.max_abs_error is not None:
         console.print(
-            f"steady state: MAPE {rep.mape:.1%}, max |error| {rep.max_abs_error:.1%} "
+            f"{tr('steady state', '稳态')}: MAPE {rep.mape:.1%}, max |error| {rep.max_abs_error:.1%} "
             f"({d['steady_state_predicted']} of {d['steady_state_total']} cases predicted)"
         )
     inside, banded = rep.band_coverage()

@@ -6,7 +6,7 @@
 10200.0
 """
 
-from wanka.facility.assess import FacilityResult, assess
+from wanka.facility.assess import FacilityResult, assess, facility_assumptions
 from wanka.facility.energy import first_order_time_to_train_s, first_order_tokens_per_s
 from wanka.facility.facts import CoolingFacts, FacilityFacts, facts
 from wanka.facility.network_power import NetworkPower, network_power
@@ -22,6 +22,7 @@ __all__ = [
     "RackPlan",
     "accelerator_power_w",
     "assess",
+    "facility_assumptions",
     "facts",
     "first_order_time_to_train_s",
     "first_order_tokens_per_s",

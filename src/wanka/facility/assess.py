@@ -27,7 +27,7 @@ from wanka.facility.racks import RackPlan, rack_plan
 from wanka.spec import Scenario
 from wanka.storage import cluster_node, storage_system
 
-__all__ = ["FacilityResult", "assess"]
+__all__ = ["FacilityResult", "assess", "facility_assumptions"]
 
 J_PER_KWH = 3.6e6
 
@@ -61,10 +61,18 @@ class FacilityResult:
     it_energy_j: float | None
     energy_j: float | None
     accelerator_energy_j: float | None
-    energy_cost: float | None  # USD
+    energy_cost: float | None  # in ``currency``
     co2_kg: float | None
     capex_usd: float | None
     assumptions: tuple[str, ...] = ()
+    currency: str = "USD"
+    price_per_kwh: float = 0.0
+    grid_kgco2_per_kwh: float = 0.0
+    hfu: float | None = None  # the utilisation power follows (None: MFU used)
+    power_swing_w: float = 0.0
+    gpu_hours: float | None = None
+    model_card_energy_j: float | None = None  # GPU-hours × TDP
+    model_card_co2_kg: float | None = None
 
     @property
     def racks(self) -> int:
@@ -84,7 +92,6 @@ class FacilityResult:
             rack_power_w=self.rack_power_w,
             nodes_per_rack=self.rack.nodes_per_rack,
             rack_budget_w=self.rack.rack_budget_w,
-            currency="USD",
             assumptions=list(self.assumptions),
         )
         return d
@@ -110,6 +117,7 @@ def assess(
     utilization: float | None = None,
     wall_clock_s: float | None = None,
     wall_clock_from: str = "given",
+    hfu: float | None = None,
 ) -> FacilityResult:
     """Power, racks, energy, cost and CO2 of ``scenario`` (see module docstring).
 
@@ -118,6 +126,8 @@ def assess(
 
     ``utilization``: compute utilisation (MFU) of the job's accelerators; default
     ``scenario.facility.gpu_utilization``, else the typical value in ``facility.yaml``.
+    ``hfu``: hardware-FLOP utilisation (recompute included), which sets the accelerators' draw;
+    default ``utilization``.
     """
     f = scenario.facility
     ff = facts()
@@ -130,6 +140,20 @@ def assess(
     else:
         u = ff.power_curve.typical_utilization
         notes.append(f"utilisation {u:.0%} MFU: typical ({ff.power_curve.source.split(';')[-1].strip()})")
+    pu = u if hfu is None else check_utilization(hfu, "hfu")
+    if hfu is None:
+        notes.append(f"power at {u:.0%} utilisation (MFU; the hardware-FLOP utilisation was not given)")
+    tariff = ff.tariff(f.currency)
+    if f.electricity_price_per_kwh is not None:
+        price = f.electricity_price_per_kwh
+    elif f.currency == "USD" and "electricity_usd_per_kwh" in f.model_fields_set:
+        price = f.electricity_usd_per_kwh
+    else:
+        price = tariff.price_per_kwh
+        notes.append(f"electricity {price:g} {f.currency}/kWh: not given ({tariff.source.split('.')[0]})")
+    grid = f.grid_kgco2_per_kwh if f.grid_kgco2_per_kwh is not None else tariff.grid_kgco2_per_kwh
+    if f.grid_kgco2_per_kwh is None:
+        notes.append(f"grid {grid:g} kg CO2/kWh: not given; the {f.currency} default ({tariff.source.split('. ')[-1]})")
     pue = f.pue if f.pue is not None else cool.pue
     budget = (f.rack_power_kw if f.rack_power_kw is not None else cool.rack_power_kw) * 1e3
     c = scenario.cluster
@@ -145,27 +169,32 @@ def assess(
     job_gpus = scenario.gpus
     job_nodes = math.ceil(job_gpus / g)
     idle_nodes = c.nodes - job_nodes
-    run, idle, peak = node_power(nd, acc, u), node_power(nd, acc, 0.0), node_power(nd, acc, 1.0)
+    run, idle, peak = node_power(nd, acc, pu), node_power(nd, acc, 0.0), node_power(nd, acc, 1.0)
     net = network_power(c)
-    stor_w = storage_system(c).power_w
+    stor = storage_system(c)
+    stor_w = stor.power_w
+    notes += [a for a in stor.assumptions if a.startswith(("storage servers:", "storage: a shared"))]
     shared = net.total_w + stor_w
     it = job_nodes * run.total_w + idle_nodes * idle.total_w + shared
     it_peak = c.nodes * peak.total_w + shared
     rack = rack_plan(c, f, node_peak_w=peak.total_w, budget_w=budget, scale_up_peak_w=net.scale_up_w)
     tray_share = net.scale_up_w / c.nodes
     wall, wall_from = _wall_clock(scenario, wall_clock_s, u, wall_clock_from)
-    it_e = e = acc_e = cost = co2 = None
+    it_e = e = acc_e = cost = co2 = gh = mc_e = mc_co2 = None
     if wall is not None:
         job_it_w = job_nodes * run.total_w + shared * job_gpus / c.accelerators
         it_e = job_it_w * wall
         e = it_e * pue
-        acc_e = job_gpus * accelerator_power_w(acc, u) * wall
-        cost = e / J_PER_KWH * f.electricity_usd_per_kwh
-        co2 = e / J_PER_KWH * f.grid_kgco2_per_kwh
+        acc_e = job_gpus * accelerator_power_w(acc, pu) * wall
+        cost = e / J_PER_KWH * price
+        co2 = e / J_PER_KWH * grid
+        gh = job_gpus * wall / 3600.0
+        mc_e = gh * acc.tdp_w * 3600.0
+        mc_co2 = mc_e / J_PER_KWH * grid
     capex = f.hardware_usd_per_gpu * c.accelerators if f.hardware_usd_per_gpu is not None else None
     notes += list(net.assumptions) + list(rack.assumptions)
     if f.pue is None:
-        notes.append(f"PUE {pue}: typical for {f.cooling} cooling (facility.yaml: {cool.source[:60]}…)")
+        notes.append(f"PUE {pue}: typical for {f.cooling} cooling (facility.yaml: {cool.source})")  # whole, never cut
     return FacilityResult(
         scenario=scenario.name,
         cooling=f.cooling,
@@ -195,5 +224,37 @@ def assess(
         energy_cost=cost,
         co2_kg=co2,
         capex_usd=capex,
-        assumptions=tuple(notes),
+        assumptions=tuple(dict.fromkeys(notes)),
+        currency=f.currency,
+        price_per_kwh=price,
+        grid_kgco2_per_kwh=grid,
+        hfu=hfu,
+        power_swing_w=job_nodes * (run.total_w - idle.total_w),
+        gpu_hours=gh,
+        model_card_energy_j=mc_e,
+        model_card_co2_kg=mc_co2,
     )
+
+
+def facility_assumptions(scenario: Scenario) -> tuple[str, ...]:
+    """The facility defaults in use (PUE, price, currency, grid factor, storage sizing and share)."""
+    f = scenario.facility
+    ff = facts()
+    notes: list[str] = []
+    if f.pue is None:
+        notes.append(f"PUE {ff.cooling_type(f.cooling).pue}: typical for {f.cooling} cooling (facility.pue)")
+    tariff = ff.tariff(f.currency)
+    price_given = f.electricity_price_per_kwh is not None or (
+        f.currency == "USD" and "electricity_usd_per_kwh" in f.model_fields_set
+    )
+    if not price_given:
+        notes.append(
+            f"electricity {tariff.price_per_kwh:g} {f.currency}/kWh: not given (facility.electricity_price_per_kwh)"
+        )
+    if f.grid_kgco2_per_kwh is None:
+        notes.append(
+            f"grid {tariff.grid_kgco2_per_kwh:g} kg CO2/kWh: the {f.currency} default (facility.grid_kgco2_per_kwh)"
+        )
+    stor = storage_system(scenario.cluster)
+    notes += [a for a in stor.assumptions if a.startswith(("storage servers:", "storage: a shared"))]
+    return tuple(notes)

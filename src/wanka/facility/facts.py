@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wanka.errors import CatalogError
 
-__all__ = ["CoolingFacts", "FacilityFacts", "facts"]
+__all__ = ["CoolingFacts", "FacilityFacts", "Tariff", "facts"]
 
 
 class _Fact(BaseModel):
@@ -32,6 +32,12 @@ class PowerCurve(_Fact):
     typical_utilization: float = Field(gt=0, le=1)
 
 
+class Tariff(_Fact):
+    currency: str
+    price_per_kwh: float = Field(ge=0)
+    grid_kgco2_per_kwh: float = Field(ge=0, le=2)
+
+
 class HostFacts(_Fact):
     cpu_idle_fraction: float = Field(ge=0, le=1)
 
@@ -47,8 +53,16 @@ class FacilityFacts(BaseModel):
     schema_: str = Field(alias="schema")
     cooling: list[CoolingFacts]
     power_curve: PowerCurve
+    tariffs: list[Tariff]
     host: HostFacts
     network_fallback: NetworkFallback
+
+    def tariff(self, currency: str) -> Tariff:
+        for t in self.tariffs:
+            if t.currency == currency:
+                return t
+        known = ", ".join(t.currency for t in self.tariffs)
+        raise CatalogError(f"facility.currency = {currency!r}: no tariff in facility.yaml; known: {known}")
 
     def cooling_type(self, name: str) -> CoolingFacts:
         for c in self.cooling:

@@ -1,13 +1,13 @@
 """Power of one node at a given compute utilisation (catalog node + accelerator, facility.yaml curves).
 
-Accelerator: ``P = idle + (TDP − idle) · min(1, u/knee)^exponent`` — power saturates well before peak
-FLOP/s because GEMM-heavy kernels hit the board power limit first; host parts (CPUs between
+Accelerator: ``P = idle + (TDP − idle) · min(1, u/knee)^exponent``, ``u`` the hardware-FLOP
+utilisation (HFU; MFU when unknown) — power saturates well before peak FLOP/s because GEMM-heavy
+kernels hit the board power limit first, so LLM training draws close to the limit; host parts (CPUs between
 ``cpu_idle_fraction·TDP`` and TDP, the node's ``other_w`` between ``idle_other_w`` and ``other_w``)
 follow ``h = min(1, u/host_knee)``. At ``u = 1`` every part is at its maximum, which for catalog
 nodes built as ``max_power_w − GPUs·TDP − CPUs·TDP = other_w`` is the published system maximum.
-Curve constants and their sources: ``facility.yaml`` (power_curve): a DGX H100 at 40 % MFU draws
-~8.2 kW, against 8.4 kW peak / ~76 % of rating measured in training (Latif et al. 2024; Newkirk et
-al. 2025).
+Curve constants and their sources: ``facility.yaml`` (power_curve): an H100 at ≥ 30 % HFU draws its
+700 W; idle accelerators (nodes outside the job) draw their idle power.
 """
 
 from __future__ import annotations

@@ -202,6 +202,10 @@ def bill_of_materials(
             cables["fibre"] += links[tier]
             add(f"{tier}, both ends", 2 * links[tier], t.link_bandwidth, reach, ("optical", "aoc"), t.port_bandwidth)
     sw_w = catalog_switch(t.switch_name).power_w if t.switch_name is not None else 0.0
+    tier_w = {"leaf": sw_w, "spine": sw_w, "core": sw_w}
+    for tier, name in (("spine", t.spine_switch_name), ("core", t.core_switch_name)):
+        if name is not None:
+            tier_w[tier] = catalog_switch(name).power_w
     if t.switch_name is None:
         notes.append("no catalog switch named: switch power not counted")
     notes.append(
@@ -218,7 +222,7 @@ def bill_of_materials(
         links_per_tier=links,
         optics_lines=tuple(lines),
         cables=cables,
-        switch_power_w=t.switches * sw_w,
+        switch_power_w=sum(c * tier_w[tier] for tier, c in t.switches_per_tier.items()),
         optics_power_w=sum(x.power_w for x in lines),
         bisection_bytes_per_s=t.bisection_bytes_per_s,
         max_accelerators_for_tiers=t.max_endpoints_for_tiers(),

@@ -1,4 +1,5 @@
-"""Collective communication times over a two-level hierarchy: scale-up domain and scale-out fabric.
+"""Collective communication times as NCCL runs them: algorithms and protocols over a two-level hierarchy
+(scale-up domain, scale-out fabric).
 
 This module is the only place collective times come from. Every function accepts floats or numpy
 arrays (broadcasting), so the engine evaluates one strategy or a batch of thousands the same way.
@@ -8,21 +9,50 @@ for all-reduce and all-to-all, and the whole (gathered) buffer for all-gather an
 ``algbw = nbytes / time``; ``busbw = algbw * factor`` with factor 2(n-1)/n for all-reduce and
 (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for broadcast and send/recv.
 
-Algorithms
-- ring: bandwidth term ``factor * nbytes / B`` with B the slowest hop of the ring. A ring over ``a``
-  ranks per scale-up domain and ``k`` domains crosses the fabric once per domain per direction, so
-  the fabric hop carries ``1/a`` of the data per GPU (NCCL runs one ring per NIC / rail):
-  ``B = min(B_up, a * B_out)``. Latency ``2(n-1)`` hops for all-reduce.
-- hierarchical: reduce-scatter inside the domain, all-reduce of a ``1/a`` shard across domains over
-  each GPU's own NIC (rail), all-gather inside the domain (the scheme NCCL and HCCL use).
-- tree: NCCL double binary tree over domains, ``log2`` latency, bandwidth ``~ nbytes / B_out`` per
-  GPU; NCCL's tuner picks it for small messages at scale.
-- ``auto`` takes the fastest, as NCCL's tuner does (all-gather and reduce-scatter: ring only).
+The model is NCCL's own tuning model (``src/graph/tuning.cc``, NCCL 2.23-2.27): every candidate
+(algorithm, protocol) costs ``latency + nbytes / bandwidth`` and the tuner takes the cheapest, so the
+algorithm, the protocol and the channel count change with message size and rank count. With ``n``
+ranks, ``a`` per scale-up domain, ``k = n / a`` domains, per-GPU link rates ``up`` (NVLink) and
+``out`` (NIC), each derated by its efficiency:
+
+==============  ===========================================================  =========================
+algorithm       bandwidth term (per rank buffer S)                           latency (NCCL tables)
+==============  ===========================================================  =========================
+ring            f·S / min(up, a·out): one ring per NIC (rail)                base + intra/inter hops
+tree            max(2S/up, c_k·S/(a·out)) / 0.92, double binary tree,        2((a-1)·intra + log2 k·inter)
+                + chain fill: 2·depth chunk-times, depth = a-1 + log2 k
+nvls            S / nvls(a): NVLink SHARP inside one domain                  NVLS switch latency
+nvls_tree       max(S/nvls(a), c_k·S/(a·out), S/cap): NVLS inside, tree      NVLS + 2 log2 k · inter
+                across, *pipelined* (max, not sum); cap = heads x NCCL's
+                per-channel NVLS-tree cap (Hopper 57.7/45.5 GB/s, Blackwell
+                96/80 GB/s for 2/more nodes); fills two NVLS pipelines
+collnet         max(intra, S/(a·out)) / 0.85: IB SHARP reduces in the switch  base + aggregation tree
+pat             (n-1)/n·S / (0.75·out), one rank per domain (AG/RS)          8 + log2 k·inter/3.5 + 2.8n
+hierarchical    reduce-scatter + shard all-reduce + all-gather, *summed*     (not pipelined; on request)
+==============  ===========================================================  =========================
+
+``c_k`` is the busiest node's share in a double binary tree: 1 for two domains, 1.5 for three (root of
+one tree, leaf of the other), 2 beyond (interior in one tree: NCCL's ``bwInter/2`` for more than two
+nodes). ``nvls(a) = raw_up x NVLS_PEAK x (h-1)/h / (1 + a / NVLS_REDUCE_RANKS)``, ``h = min(a, 32)``
+NVLS heads: NCCL scales NVLS bandwidth by (channels-1)/channels over its NVLS graph's one channel per GPU
+(``tuning.cc``, ``search.cc``), and the NVSwitch reduction engine reads ``a`` inputs per output element,
+so its throughput falls with the domain size (fit on two published rows, DGX H100 and GB200 NVL72; see
+``benchmarks/nccl_tests_published.yaml``). NVLS runs in loops of ranks x channels x 128 KiB (channels:
+16 on Hopper, 24 on one Blackwell domain, 32 across domains, ``nvls.cc``) whose first one fills the
+pipeline (an extra ``min(S, a·channels·128 KiB)`` bytes' time: NVLS busbw falls below a few GiB on 72
+ranks, not on 8). The tree's first chunk climbs NCCL's tree depth and comes back down: Simple chunks
+of 512 KiB (one of 8 steps of the 4 MiB buffer), LL128 chunks shrunk as NCCL does for short messages;
+on 20 NVL72 racks (depth 75) this fill makes the ring NCCL's choice. The group's ``architecture``
+(catalog) selects the per-architecture tables; None leaves them out. Protocols scale the Simple
+bandwidth (LL 0.5 capped at NCCL's ``llMaxBws``, LL128 0.92) and carry NCCL's per-protocol latencies. A
+message too small to give every channel NCCL's per-channel minimum runs on fewer channels, at a
+proportional share of the bandwidth.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -31,17 +61,130 @@ import numpy.typing as npt
 from wanka.calibration import Calibration, default_calibration
 
 __all__ = [
+    "ALGORITHMS",
     "OPS",
+    "PROTOCOLS",
     "CollectiveResult",
     "CommGroup",
+    "NcclModel",
     "Op",
     "bus_factor",
+    "collective_candidates",
     "collective_time",
 ]
 
 Op = Literal["all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv"]
 OPS: tuple[str, ...] = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv")
+PROTOCOLS: tuple[str, ...] = ("LL", "LL128", "Simple")
+ALGORITHMS: tuple[str, ...] = ("ring", "tree", "nvls", "nvls_tree", "collnet", "pat", "hierarchical")
 Num = float | npt.NDArray[np.float64]
+FloatArray = npt.NDArray[np.float64]
+
+
+def _t(ll: float, ll128: float, simple: float) -> tuple[float, float, float]:
+    return (ll * 1e-6, ll128 * 1e-6, simple * 1e-6)
+
+
+@dataclass(frozen=True)
+class NcclModel:
+    """NCCL's tuning model: latencies (s) per algorithm and protocol (LL, LL128, Simple) and bandwidth
+    refinements, from ``src/graph/tuning.cc`` (NCCL 2.23-2.27: ``baseLat``, ``hwLat``, ``llMaxBws``,
+    the ``busBw`` refinements). Link efficiencies default to :mod:`wanka.calibration`; pass another
+    instance (e.g. from ``wanka collective --calibrate``) to use measured ones.
+    """
+
+    base: dict[str, tuple[float, float, float]] = field(
+        default_factory=lambda: {
+            "ring": _t(6.6, 14.0, 8.4),
+            "tree": _t(6.8, 14.0, 8.4),
+            "collnet": _t(0, 0, 0),
+            "nvls": _t(0, 0, 0),
+            "nvls_tree": _t(0, 0, 0),
+            "pat": _t(0, 0, 0),
+        }
+    )
+    nvlink: dict[str, tuple[float, float, float]] = field(
+        default_factory=lambda: {
+            "ring": _t(0.6, 1.9, 3.4),
+            "tree": _t(0.6, 1.25, 4.0),
+            "collnet": _t(0, 0, 3.7),
+            "nvls": _t(0, 0, 25.0),
+            "nvls_tree": _t(0, 0, 25.0),
+        }
+    )
+    # Across the fabric wanka uses its fitted per-hop latency (the calibration's scale_out_latency_s) for ring
+    # and tree with every protocol, not NCCL's hwLat NET row (ring 2.7/4.0/14, tree 5.0/8.5/14 us): those
+    # are tuner costs whose Simple entry includes a chunk's serialization at 12 GB/s (tuning.cc comment),
+    # which the bandwidth term here already charges.
+    net: dict[str, tuple[float, float, float]] = field(
+        default_factory=lambda: {
+            "ring": (default_calibration().scale_out_latency_s,) * 3,
+            "tree": (default_calibration().scale_out_latency_s,) * 3,
+            "collnet": _t(0, 0, 31.0),
+            "nvls": _t(0, 0, 18.0),
+            "nvls_tree": _t(0, 0, 14.0),
+        }
+    )
+    net_overhead_s: float = 1e-6  # per inter-node ring step (x3 for Simple); getNetOverhead, Intel x86
+    ll_factor: float = 0.5  # LL: half of each 8-byte line is a flag
+    ll128_factor: float = 0.92  # LL128: 120 of 128 bytes carry data
+    # LL bus-bandwidth cap, B/s: one domain (Hopper), two domains, more (llMaxBws, Intel CPU rows)
+    ll_max_busbw: tuple[float, float, float] = (141e9, 39.0e9, 20.4e9)
+    tree_factor: float = 0.92  # busBw * .92 for Tree all-reduce
+    tree_ll_factor: float = 1.0 / 3.8
+    collnet_factor: float = 0.85  # CollNet Direct on sm90+
+    pat_factor: float = 0.75
+    channels: int = 32  # NCCL_MAX_NCHANNELS default on sm90+
+    # fewest bytes one channel takes before NCCL drops a channel (threads x per-thread threshold)
+    channel_min_bytes: tuple[float, float, float] = (4096.0, 5120.0, 32768.0)
+    up_efficiency: float = field(default_factory=lambda: default_calibration().scale_up_efficiency)
+    out_efficiency: float = field(default_factory=lambda: default_calibration().scale_out_efficiency)
+    # NVLS algbw = raw_up x nvls_peak x (h-1)/h / (1 + a / nvls_reduce_ranks), h = min(a, nvls_max_heads)
+    # NVLS heads (channels): NCCL's tuner scales NVLS bandwidth by (nChannels-1)/nChannels (tuning.cc) and
+    # its NVLS graph has one channel per GPU, at most NCCL_MAX_NVLS_ARITY = 32 (search.cc, device.h).
+    # nvls_peak and nvls_reduce_ranks: fit on DGX H100 (8 GPUs, 480 GB/s busbw, nccl-tests#212/#290) and
+    # GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43)
+    nvls_peak: float = 0.7355
+    nvls_reduce_ranks: float = 151.9
+    nvls_max_heads: int = 32
+    # NVLS works in loops of ranks x channels x chunk (NCCL_NVLS_NCHANNELS = 16, NCCL_NVLS_CHUNKSIZE = 128 KiB,
+    # NCCL environment docs); the first loop fills the reduce/multicast pipeline before data completes
+    nvls_channels: int = 16
+    nvls_chunk_bytes: float = 128 * 1024
+    # NVLS channels by architecture, (one domain, several): NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100_NVL
+    # 24, NVLS_NCHANNELS_SM100 32 (src/transport/nvls.cc, NVIDIA/nccl master 5067397c); others: nvls_channels
+    nvls_channels_by_arch: dict[str, tuple[int, int]] = field(
+        default_factory=lambda: {"Hopper": (16, 16), "Blackwell": (24, 32)}
+    )
+    # NVLS-tree bus bandwidth per channel cap, B/s, for (one node, two, more) by GPU architecture
+    # (tuning.cc ``perChMaxNVLSTreeBws``, NVIDIA/nccl master 5067397c, 2026-06), x the NVLS heads: one
+    # per GPU (and its NIC) of the domain (``NVLS Head i: ...`` in NCCL's INFO log), at most
+    # ``nvls_max_heads``; an architecture not listed is not capped.
+    nvls_tree_max_bw_per_channel: dict[str, tuple[float, float, float]] = field(
+        default_factory=lambda: {"Hopper": (0.0, 57.7e9, 45.5e9), "Blackwell": (0.0, 96.0e9, 80.0e9)}
+    )
+    # Tree pipeline (NCCL src/graph/connect.cc, src/enqueue.cc, src/init.cc): a chunk climbs the tree
+    # (reduce) and comes back down (broadcast), so the first chunk of each channel takes 2 x depth
+    # chunk-times; depth = ranks per node - 1 + log2(nodes) (connect.cc). Chunk = one buffer step:
+    # Simple 4 MiB / NCCL_STEPS 8 = 512 KiB; LL128 ~4.7 MiB / 8 x 120/128, which NCCL halves down to
+    # 32 KiB while nBytes / (channels x chunk) < (1 + log2 nodes + 0.1 ppn) x 16 / ppn (enqueue.cc: it
+    # shrinks LL128 tree chunks because of this fill); LL (8-byte lines, 16 KiB chunks) is left without
+    # a fill beyond its per-hop latency.
+    tree_chunk_bytes: tuple[float, float, float] = (0.0, 576000.0, 524288.0)
+    tree_ll128_min_chunk_bytes: float = 32768.0
+    # framework launch cost added to every collective
+    launch_s: float = field(default_factory=lambda: default_calibration().collective_launch_s)
+
+    @staticmethod
+    @functools.cache
+    def from_calibration(cal: Calibration) -> NcclModel:
+        """NCCL's model with wanka's calibrated link efficiencies, fabric hop latency and launch cost."""
+        m = NcclModel(up_efficiency=cal.scale_up_efficiency, out_efficiency=cal.scale_out_efficiency)
+        net = dict(m.net, ring=(cal.scale_out_latency_s,) * 3, tree=(cal.scale_out_latency_s,) * 3)
+        return replace(m, net=net, launch_s=cal.collective_launch_s)
+
+
+DEFAULT_MODEL = NcclModel()
 
 
 @dataclass(frozen=True)
@@ -58,15 +201,23 @@ class CommGroup:
     scale_up_bw: Num
     scale_out_bw: Num
     scale_out_contention: Num = 1.0
-    up_latency_s: float | None = None  # per hop; None = the calibration's scale_up_latency_s
-    out_latency_s: float | None = None  # per hop; None = the calibration's scale_out_latency_s
-    in_network_reduction: bool = False  # fabric SHARP: all-reduce across domains moves each byte once each way
+    up_latency_s: float | None = None  # per hop of all-to-all/p2p; None = the calibration's scale_up_latency_s
+    out_latency_s: float | None = None  # per hop of all-to-all/p2p; None = the calibration's scale_out_latency_s
+    in_network_reduction: bool = False  # fabric SHARP (IB CollNet): all-reduce across domains in the switches
     scale_up_reduction: bool = False  # NVLS: the scale-up switch reduces inside the domain
     # all-to-all only: share of the off-domain bytes that crosses the fabric. 1 = one copy per
     # destination rank (NCCL alltoall); < 1 = one copy per destination domain, forwarded over the
     # scale-up links there (node-deduplicated dispatch, DeepEP; DeepSeek-V3 Sec. 3.2.2)
     remote_dedup: Num = 1.0
-    # the efficiencies and latencies used (None = the shipped calibration); the engine passes its own
+    # measured link efficiencies (scenario overlay from `wanka collective --calibrate`); None = the model's
+    up_efficiency: float | None = None
+    out_efficiency: float | None = None
+    nvls_efficiency: float | None = None  # NVLS all-reduce algbw / scale-up link rate
+    # GPU architecture (catalog ``Accelerator.architecture``: Hopper, Blackwell, ...): selects NCCL's
+    # per-architecture tuner caps; None = uncapped
+    architecture: str | None = None
+    # wanka's calibration for this group's latencies and efficiencies (None = the shipped one); the
+    # engine passes its context's
     calibration: Calibration | None = None
 
     @property
@@ -89,7 +240,7 @@ class CommGroup:
 
 @dataclass(frozen=True)
 class CollectiveResult:
-    """Time and nccl-tests style bandwidths of one collective."""
+    """Time and nccl-tests style bandwidths of one collective, and what NCCL's tuner would run."""
 
     op: str
     nbytes: Num
@@ -98,6 +249,9 @@ class CollectiveResult:
     algbw: Num
     busbw: Num
     algorithm: str
+    protocol: str = "Simple"
+    algorithms: tuple[str, ...] = ()  # per element, when evaluated over an array
+    protocols: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         def f(x: Num) -> object:
@@ -112,6 +266,7 @@ class CollectiveResult:
             "algbw_bytes_per_s": f(self.algbw),
             "busbw_bytes_per_s": f(self.busbw),
             "algorithm": self.algorithm,
+            "protocol": self.protocol,
         }
 
 
@@ -127,71 +282,172 @@ def bus_factor(op: str, n: Num) -> Num:
     raise ValueError(f"op = {op!r}: must be one of {', '.join(OPS)}")
 
 
-def _eff_bws(g: CommGroup) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    up = np.asarray(g.scale_up_bw, dtype=float) * g.cal.scale_up_efficiency
-    out = np.asarray(g.scale_out_bw, dtype=float) * g.cal.scale_out_efficiency
-    out = out / np.maximum(1.0, np.asarray(g.scale_out_contention, dtype=float))
-    return up, out
+@dataclass(frozen=True)
+class _Ctx:
+    n: FloatArray
+    a: FloatArray
+    k: FloatArray
+    up: FloatArray
+    out: FloatArray
+    nvls: FloatArray
+    s: FloatArray
+    m: NcclModel
+    arch: str | None = None
 
 
-def _ring(op: str, nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
+def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
     n = np.asarray(g.size, dtype=float)
-    a = np.minimum(np.asarray(g.per_domain, dtype=float), n)
-    up, out = _eff_bws(g)
-    crosses = n > a  # the ring leaves the domain
-    bw = np.where(crosses, np.minimum(up, a * out), up)
-    steps = np.where(op == "all_reduce", 2.0 * (n - 1.0), n - 1.0)
-    lat = np.where(crosses, g.scale_out_latency_s, g.scale_up_latency_s)
-    return np.asarray(bus_factor(op, n) * np.asarray(nbytes, dtype=float) / bw + steps * lat)
-
-
-def _hierarchical(op: str, nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
-    n = np.asarray(g.size, dtype=float)
-    a = np.maximum(1.0, np.minimum(np.asarray(g.per_domain, dtype=float), n))
+    a = np.maximum(1.0, np.minimum(np.asarray(g.per_domain, dtype=float), np.maximum(n, 1.0)))
     k = np.maximum(1.0, n / a)
-    up, out = _eff_bws(g)
-    s = np.asarray(nbytes, dtype=float)
+    raw_up = np.asarray(g.scale_up_bw, dtype=float)
+    up = raw_up * (m.up_efficiency if g.up_efficiency is None else g.up_efficiency)
+    out = np.asarray(g.scale_out_bw, dtype=float) * (m.out_efficiency if g.out_efficiency is None else g.out_efficiency)
+    out = out / np.maximum(1.0, np.asarray(g.scale_out_contention, dtype=float))
+    if g.nvls_efficiency is None:
+        heads = np.minimum(a, float(m.nvls_max_heads))
+        nvls = raw_up * m.nvls_peak * np.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
+    else:
+        nvls = raw_up * g.nvls_efficiency
+    return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m, g.architecture)
+
+
+def _channels(c: _Ctx, p: int) -> FloatArray:
+    """Share of the bandwidth a message of ``c.s`` bytes gets: the channels it can fill / all channels."""
+    # continuous, so the time never falls as the message grows (below C x min bytes the time is flat)
+    used = np.clip(c.s / c.m.channel_min_bytes[p], 1.0, float(c.m.channels))
+    return np.asarray(used / c.m.channels)
+
+
+def _ll_cap(c: _Ctx) -> FloatArray:
+    lo, two, many = c.m.ll_max_busbw
+    return np.asarray(np.where(c.k <= 1, lo, np.where(c.k <= 2, two, many)))
+
+
+def _ring(op: str, c: _Ctx, p: int) -> FloatArray:
+    m = c.m
+    crosses = c.k > 1
+    bw = np.where(crosses, np.minimum(c.up, c.a * c.out), c.up)  # one ring per NIC (rail)
+    ar = op == "all_reduce"
+    factor = 2.0 * (c.n - 1.0) / c.n if ar else (c.n - 1.0) / c.n
+    busbw = bw * _channels(c, p)
+    if p == 0:
+        busbw = np.minimum(busbw * m.ll_factor, _ll_cap(c))
+    elif p == 1:
+        busbw = busbw * m.ll128_factor
+    nsteps = 2.0 * (c.n - 1.0) if ar else c.n - 1.0
+    inter_steps = np.where(crosses, 2.0 * (c.k - 1.0) if ar else c.k - 1.0, 0.0)
+    overhead = m.net_overhead_s * (3.0 if p == 2 else 1.0)
+    intra = np.where(crosses, max(m.nvlink["ring"][p], overhead), m.nvlink["ring"][p])
+    inter = np.where(c.a <= 1, m.net["tree"][p], m.net["ring"][p])  # ppn = 1: NCCL uses the tree latency
+    lat = m.base["ring"][p] + (nsteps - inter_steps) * intra + inter_steps * inter
+    return np.asarray(factor * c.s / busbw + lat)
+
+
+def _tree_inter(c: _Ctx) -> FloatArray:
+    """Seconds per byte of the per-rank buffer on each NIC for a double binary tree over the domains."""
+    # the busiest node of a double binary tree: one child and a parent's worth (2 domains), root of
+    # one tree and leaf of the other (3), interior in one tree and leaf in the other (4 or more)
+    ck = np.where(c.k <= 2, 1.0, np.where(c.k < 4, 1.5, 2.0))
+    return np.asarray(ck / (c.a * c.out))
+
+
+def _tree_fill(c: _Ctx, p: int, per_byte: FloatArray) -> FloatArray:
+    """Seconds the first chunk of each channel takes down and up the tree: 2 x depth chunk-times, a
+    chunk-time being one chunk at the per-channel share of the tree's bandwidth (``per_byte`` is the
+    time per byte over the channels in use)."""
+    m = c.m
+    used = np.clip(c.s / m.channel_min_bytes[p], 1.0, float(m.channels))
+    per_channel = c.s / used
+    chunk = np.asarray(m.tree_chunk_bytes[p])
+    depth = c.a - 1.0 + np.log2(c.k)
+    if p == 1:
+        steps = 1.0 + np.log2(c.k) + 0.1 * c.a
+        chunk = np.clip(per_channel / (steps * 16.0 / c.a), m.tree_ll128_min_chunk_bytes, chunk)
+    chunk = np.minimum(chunk, per_channel)
+    return np.asarray(2.0 * depth * chunk * used * per_byte)
+
+
+def _tree(c: _Ctx, p: int) -> FloatArray:
+    m = c.m
+    per_byte = np.maximum(2.0 / c.up, _tree_inter(c)) / m.tree_factor / _channels(c, p)
+    if p == 0:
+        per_byte = np.maximum(per_byte / m.tree_ll_factor, 1.0 / _ll_cap(c))
+    elif p == 1:
+        per_byte = per_byte / (120.0 / 128.0)
+    lat = m.base["tree"][p] + 2.0 * ((c.a - 1.0) * m.nvlink["tree"][p] + np.log2(c.k) * m.net["tree"][p])
+    return np.asarray(np.where(c.k > 1, c.s * per_byte + _tree_fill(c, p, per_byte) + lat, np.inf))
+
+
+def _nvls_fill(c: _Ctx) -> FloatArray:
+    """Bytes of the NVLS pipeline's first loop (at most the message itself)."""
+    ch = c.m.nvls_channels_by_arch.get(c.arch or "", (c.m.nvls_channels, c.m.nvls_channels))
+    channels = np.where(c.k <= 1, float(ch[0]), float(ch[1]))
+    return np.asarray(np.minimum(c.s, c.a * channels * c.m.nvls_chunk_bytes))
+
+
+def _nvls(c: _Ctx) -> FloatArray:
+    m = c.m
+    t = (c.s + _nvls_fill(c)) / (c.nvls * _channels(c, 2)) + m.nvlink["nvls"][2]
+    return np.asarray(np.where(c.k <= 1, t, np.inf))
+
+
+def _nvls_tree_cap(c: _Ctx) -> FloatArray:
+    """NCCL's ceiling on NVLS-tree all-reduce algbw: heads (one per NIC, at most ``nvls_max_heads``) x the
+    per-channel bus bandwidth cap of the architecture and node count, converted to algbw (x n / 2(n-1))."""
+    caps = c.m.nvls_tree_max_bw_per_channel.get(c.arch or "")
+    if caps is None:
+        return np.asarray(np.full(np.shape(c.k), np.inf))
+    per_ch = np.where(c.k <= 2, caps[1], caps[2])
+    heads = np.minimum(c.a, float(c.m.nvls_max_heads))
+    return np.asarray(heads * per_ch * c.n / (2.0 * (c.n - 1.0)))
+
+
+def _nvls_tree(c: _Ctx) -> FloatArray:
+    m = c.m
+    per_byte = np.maximum(np.maximum(1.0 / c.nvls, _tree_inter(c)), 1.0 / _nvls_tree_cap(c)) / _channels(c, 2)
+    lat = m.nvlink["nvls_tree"][2] + 2.0 * np.log2(c.k) * m.net["nvls_tree"][2]
+    # the fabric sits between the in-switch reduce and the multicast: each fills its own pipeline
+    fill = 2.0 * _nvls_fill(c) / (c.nvls * _channels(c, 2))
+    return np.asarray(np.where(c.k > 1, c.s * per_byte + fill + lat, np.inf))
+
+
+def _collnet(c: _Ctx, nvls: bool) -> FloatArray:
+    m = c.m
+    intra = 1.0 / c.nvls if nvls else 2.0 * (c.a - 1.0) / c.a / c.up
+    per_byte = np.maximum(intra, 1.0 / (c.a * c.out)) / m.collnet_factor / _channels(c, 2)
+    lat = 2.0 * np.minimum(1.0, c.a - 1.0) * m.nvlink["collnet"][2] + (c.a - 1.0) * 0.4e-6 + m.net["collnet"][2]
+    return np.asarray(np.where(c.k > 1, c.s * per_byte + lat, np.inf))
+
+
+def _pat(c: _Ctx) -> FloatArray:
+    m = c.m
+    t = (c.n - 1.0) / c.n * c.s / (c.out * m.pat_factor * _channels(c, 2))
+    lat = 8e-6 + np.log2(c.k) * m.net["tree"][2] / 3.5 + c.n * 2.8e-6
+    return np.asarray(np.where((c.a <= 1) & (c.k > 1), t + lat, np.inf))
+
+
+def _hierarchical(op: str, c: _Ctx, g: CommGroup) -> FloatArray:
+    """Reduce-scatter in the domain, all-reduce of the 1/a shard across domains, all-gather in the
+    domain, one after the other (no pipelining): what a framework composing three NCCL calls gets."""
+    a, k, s, up, out = c.a, c.k, c.s, c.up, c.out
+    ul, ol = g.scale_up_latency_s, g.scale_out_latency_s
     if op == "all_reduce":
-        if g.scale_up_reduction:
-            # NVLS: each GPU pushes its buffer to the switch once and pulls the reduced result once;
-            # nccl-tests on DGX H100 reach ~275 GB/s algbw (NVLS_EFFICIENCY of the link rate)
-            raw = np.asarray(g.scale_up_bw, dtype=float)
-            inner = s / (raw * g.cal.nvls_efficiency) + 2.0 * g.scale_up_latency_s
-        else:
-            inner = 2.0 * (a - 1.0) / a * s / up + 2.0 * (a - 1.0) * g.scale_up_latency_s
+        ring_inner = 2.0 * (a - 1.0) / a * s / up + 2.0 * (a - 1.0) * ul
+        inner = s / c.nvls + 2.0 * ul if g.scale_up_reduction else ring_inner
         if g.in_network_reduction:
-            outer = s / a / out + 2.0 * np.log2(np.maximum(k, 1.0)) * g.scale_out_latency_s
+            outer = s / a / out + 2.0 * np.log2(k) * ol
         else:
-            outer = 2.0 * (k - 1.0) / k * (s / a) / out + 2.0 * (k - 1.0) * g.scale_out_latency_s
+            outer = 2.0 * (k - 1.0) / k * (s / a) / out + 2.0 * (k - 1.0) * ol
         return np.asarray(inner + outer)
-    # all-gather / reduce-scatter: one pass of each level
-    inner = (a - 1.0) / a * s / up + (a - 1.0) * g.scale_up_latency_s
-    outer = (k - 1.0) / k * (s / a) / out + (k - 1.0) * g.scale_out_latency_s
+    inner = (a - 1.0) / a * s / up + (a - 1.0) * ul
+    outer = (k - 1.0) / k * (s / a) / out + (k - 1.0) * ol
     return np.asarray(inner + outer)
 
 
-def _tree(nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
-    # NCCL double binary tree (all-reduce only): intra-domain chain then a tree over domains;
-    # each GPU moves ~nbytes/a over its NIC twice (reduce then broadcast), pipelined.
-    n = np.asarray(g.size, dtype=float)
-    a = np.maximum(1.0, np.minimum(np.asarray(g.per_domain, dtype=float), n))
-    k = np.maximum(1.0, n / a)
-    up, out = _eff_bws(g)
-    s = np.asarray(nbytes, dtype=float)
-    bw_time = np.maximum(2.0 * (a - 1.0) / a * s / up, 2.0 * s / a / out)
-    lat = 2.0 * (a - 1.0) * g.scale_up_latency_s + 2.0 * np.ceil(np.log2(np.maximum(k, 1.0)) + 1) * (
-        g.scale_out_latency_s
-    )
-    return np.asarray(np.where(k > 1, bw_time + lat, np.inf))
-
-
-def _all_to_all(nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
+def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     # Each rank sends nbytes/n to every peer: (a-1)/n of its buffer over the scale-up links and
     # (n-a)/n over its NIC; the two proceed in parallel, so the slower one sets the time.
-    n = np.asarray(g.size, dtype=float)
-    a = np.minimum(np.asarray(g.per_domain, dtype=float), n)
-    up, out = _eff_bws(g)
-    s = np.asarray(nbytes, dtype=float)
+    n, a, s, up, out = c.n, np.minimum(c.a, c.n), c.s, c.up, c.out
     eff = g.cal.a2a_efficiency / g.cal.scale_out_efficiency
     dedup = np.asarray(g.remote_dedup, dtype=float)
     # deduplicated copies arrive once per domain and are forwarded to the other ranks over NVLink
@@ -204,66 +460,104 @@ def _all_to_all(nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
     return np.asarray(np.maximum(t_up, t_out) + lat)
 
 
-def _send_recv(nbytes: Num, g: CommGroup) -> npt.NDArray[np.float64]:
-    up, out = _eff_bws(g)
-    same = np.asarray(g.per_domain, dtype=float) >= np.asarray(g.size, dtype=float)
-    s = np.asarray(nbytes, dtype=float)
-    return np.asarray(np.where(same, s / up + g.scale_up_latency_s, s / out + g.scale_out_latency_s))
+def _send_recv(c: _Ctx, g: CommGroup) -> FloatArray:
+    same = c.k <= 1
+    return np.asarray(np.where(same, c.s / c.up + g.scale_up_latency_s, c.s / c.out + g.scale_out_latency_s))
+
+
+def collective_candidates(
+    op: str, nbytes: Num, group: CommGroup, *, model: NcclModel | None = None
+) -> dict[tuple[str, str], FloatArray]:
+    """Time (s, without the launch cost) of every (algorithm, protocol) NCCL could run for ``op``;
+    impossible ones are absent or ``inf``. all-to-all, broadcast and send/recv have one entry."""
+    if op not in OPS:
+        raise ValueError(f"op = {op!r}: must be one of {', '.join(OPS)}")
+    m = model or _model_for(group)
+    c = _ctx(nbytes, group, m)
+    out: dict[tuple[str, str], FloatArray] = {}
+    if op == "all_to_all":
+        return {("pairwise", "Simple"): _all_to_all(c, group)}
+    if op == "send_recv":
+        return {("p2p", "Simple"): _send_recv(c, group)}
+    if op == "broadcast":
+        # pipelined ring broadcast: bandwidth ~ one pass over the slowest hop
+        for p, name in enumerate(PROTOCOLS):
+            out[("ring", name)] = _ring("all_gather", c, p) * c.n / np.maximum(c.n - 1.0, 1.0)
+        return out
+    for p, name in enumerate(PROTOCOLS):
+        out[("ring", name)] = _ring(op, c, p)
+    if op == "all_reduce":
+        for p, name in enumerate(PROTOCOLS):
+            out[("tree", name)] = _tree(c, p)
+        if group.scale_up_reduction:
+            out[("nvls", "Simple")] = _nvls(c)
+            out[("nvls_tree", "Simple")] = _nvls_tree(c)
+        if group.in_network_reduction:
+            out[("collnet", "Simple")] = _collnet(c, group.scale_up_reduction)
+    else:
+        out[("pat", "Simple")] = _pat(c)
+    return out
+
+
+def _model_for(group: CommGroup) -> NcclModel:
+    return DEFAULT_MODEL if group.calibration is None else NcclModel.from_calibration(group.calibration)
 
 
 def collective_time(
     op: str,
     nbytes: Num,
     group: CommGroup,
-    algorithm: Literal["auto", "ring", "hierarchical", "tree"] = "auto",
+    algorithm: str = "auto",
+    *,
+    protocol: str = "auto",
+    model: NcclModel | None = None,
 ) -> CollectiveResult:
-    """Time of one collective on ``group``.
+    """Time of one collective on ``group``: the cheapest (algorithm, protocol) of NCCL's tuning model,
+    or the one named (``algorithm`` in :data:`ALGORITHMS`, ``protocol`` in :data:`PROTOCOLS`).
 
     >>> g = CommGroup(size=8, per_domain=8, scale_up_bw=450e9, scale_out_bw=50e9)
     >>> r = collective_time("all_reduce", 2**30, g)
-    >>> round(float(r.busbw) / 1e9)  # DGX H100 NVLink all-reduce busbw, GB/s
-    356
+    >>> round(float(r.busbw) / 1e9), r.algorithm, r.protocol  # DGX H100 NVLink all-reduce, GB/s
+    (356, 'ring', 'Simple')
     """
     if op not in OPS:
         raise ValueError(f"op = {op!r}: must be one of {', '.join(OPS)}")
+    m = model or _model_for(group)
     s = np.asarray(nbytes, dtype=float)
     n = np.asarray(group.size, dtype=float)
-    single = n <= 1
-    if op == "all_to_all":
-        t, algo = _all_to_all(s, group), "pairwise"
-    elif op == "send_recv":
-        t, algo = _send_recv(s, group), "p2p"
-    elif op == "broadcast":
-        # pipelined ring broadcast: bandwidth ~ one pass over the slowest hop
-        t = _ring("all_gather", s, group) * n / np.maximum(n - 1.0, 1.0)
-        algo = "ring"
-    else:
-        names = ["ring", "hierarchical", "tree"] if op == "all_reduce" else ["ring", "hierarchical"]
-        if algorithm == "auto":
-            # NCCL implements all-gather and reduce-scatter as rings only (its tuner has no tree
-            # for them); the two-level scheme is available on request.
-            names = names if op == "all_reduce" else ["ring"]
-        elif algorithm not in names:
+    cands = collective_candidates(op, s, group, model=m)
+    if algorithm == "hierarchical" and op in ("all_reduce", "all_gather", "reduce_scatter"):
+        cands = {("hierarchical", "Simple"): _hierarchical(op, _ctx(s, group, m), group)}
+    elif algorithm != "auto":
+        names = sorted({a for a, _ in cands} | ({"hierarchical"} if op in _HIER_OPS else set()))
+        picked = {key: v for key, v in cands.items() if key[0] == algorithm}
+        if not picked:
             raise ValueError(f"algorithm = {algorithm!r} is not available for {op}; use {', '.join(names)}")
-        else:
-            names = [algorithm]
-        funcs = {
-            "ring": lambda: _ring(op, s, group),
-            "hierarchical": lambda: _hierarchical(op, s, group),
-            "tree": lambda: _tree(s, group),
-        }
-        cands = [funcs[k]() for k in names]
-        if len(cands) == 1:
-            t, algo = cands[0], names[0]
-        else:
-            stack = np.stack(np.broadcast_arrays(*cands))
-            best = np.argmin(stack, axis=0)
-            t = np.min(stack, axis=0)
-            algo = names[int(np.bincount(np.ravel(best), minlength=len(names)).argmax())]
-    t = np.where(single, 0.0, np.asarray(t) + group.cal.collective_launch_s)
+        cands = picked
+    if protocol != "auto":
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol = {protocol!r}: must be one of auto, {', '.join(PROTOCOLS)}")
+        picked = {key: v for key, v in cands.items() if key[1] == protocol}
+        if not picked:
+            raise ValueError(f"protocol = {protocol!r} is not available for {op} with algorithm {algorithm!r}")
+        cands = picked
+    keys = list(cands)
+    stack = np.stack(np.broadcast_arrays(*[np.asarray(cands[key], dtype=float) for key in keys]))
+    best = np.argmin(stack, axis=0)
+    t = np.min(stack, axis=0)
+    flat = np.ravel(best)
+    counts = np.bincount(flat, minlength=len(keys))
+    algo, proto = keys[int(counts.argmax())]
+    per_algo = tuple(keys[int(i)][0] for i in flat) if np.ndim(best) else ()
+    per_proto = tuple(keys[int(i)][1] for i in flat) if np.ndim(best) else ()
+    single = n <= 1
+    t = np.where(single, 0.0, np.asarray(t) + m.launch_s)
     with np.errstate(divide="ignore", invalid="ignore"):
         algbw = np.where(t > 0, s / np.where(t > 0, t, 1.0), 0.0)
     busbw = algbw * bus_factor(op, np.maximum(n, 1.0))
     if np.ndim(t) == 0:
-        return CollectiveResult(op, nbytes, group.size, float(t), float(algbw), float(busbw), algo)
-    return CollectiveResult(op, nbytes, group.size, t, algbw, busbw, algo)
+        return CollectiveResult(op, nbytes, group.size, float(t), float(algbw), float(busbw), algo, proto)
+    return CollectiveResult(op, nbytes, group.size, t, algbw, busbw, algo, proto, per_algo, per_proto)
+
+
+_HIER_OPS = ("all_reduce", "all_gather", "reduce_scatter")

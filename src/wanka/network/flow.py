@@ -6,8 +6,10 @@ routing over the fat-tree, bandwidth shared max-min fairly, flows progressing un
   all-gather, broadcast) run one ring per local GPU of each scale-up domain (NCCL: one ring per NIC /
   rail), so the fabric hop from domain ``i`` to ``i+1`` carries ``factor x S / a`` per rail. All-to-all
   sends ``S/n`` to every peer, aggregated per rail as NCCL's PXN does: GPU ``(i, l)`` sends
-  ``a x S / n`` to ``(j, l)``; with many pairs, sub-flows are aggregated per leaf pair (``count`` keeps
-  the number of hashed sub-flows). ``send_recv`` is a pipeline chain.
+  ``a x S / n`` to ``(j, l)``; with many pairs, sub-flows are aggregated by equivalence class of the
+  symmetric fat-tree: one flow per leaf pair inside a pod and one per pod pair across pods, spread over
+  the pods' leaves (``count`` keeps the number of hashed sub-flows), so the flow count grows with
+  leaves x leaves-per-pod + pods², not leaves². ``send_recv`` is a pipeline chain.
 * **Rates** (:func:`max_min_rates`): progressive filling (Bertsekas & Gallager, *Data Networks*, 6.5.2)
   on a sparse link×flow incidence with numpy ``bincount``; links whose fair share is within
   ``precision`` x the current rate level of the bottleneck saturate together, which bounds the
@@ -106,10 +108,14 @@ def collective_traffic(
     placement: str = "contiguous",
     seed: int = 0,
     qps: int = 1,
+    aggregate: str = "auto",
 ) -> Traffic:
     """Fabric flows (one plane) of ``op`` with ``nbytes`` per rank on every communicator of the layout.
 
     ``qps``: separately hashed sub-flows per connection (NCCL_IB_QPS_PER_CONNECTION, default 1).
+    ``aggregate`` (all-to-all): ``"gpu"`` one flow per rank pair, ``"leaf"`` per leaf pair, ``"class"``
+    per equivalence class of the fat-tree (leaf pairs inside a pod, pod pairs across); ``"auto"`` takes
+    ``gpu`` up to 200,000 rank pairs and ``class`` above.
     """
     if op not in OPS:
         raise SpecError(f"= {op!r}: must be one of {', '.join(OPS)}", field="op")
@@ -129,24 +135,135 @@ def collective_traffic(
         return _traffic(lay.ravel(), nxt.ravel(), _ring_factor(op, n) * nbytes / a, t.planes, qps)
     per = a * nbytes / n / t.planes / qps
     pairs = g * a * k * (k - 1)
-    if pairs <= _GPU_LEVEL_PAIRS:
+    if aggregate == "auto":
+        aggregate = "gpu" if pairs <= _GPU_LEVEL_PAIRS else "class"
+    if aggregate == "gpu":
         i, j = np.nonzero(~np.eye(k, dtype=bool))
         src = lay[:, i, :].ravel()
         dst = lay[:, j, :].ravel()
         return Traffic(src, dst, np.full(src.size, per), np.full(src.size, float(qps)))
-    # aggregate per (source leaf, destination leaf): C[leaf, column] = ranks of column (group, local) on leaf
     leaf = t.leaf_of(lay)  # (g, k, a)
     cols = g * a
     col = (np.arange(g)[:, None, None] * a + np.arange(a)[None, None, :]) + np.zeros((1, k, 1), dtype=np.int64)
-    if cols * t.leaves > 50_000_000:
-        raise SpecError(f"{g:,} groups of {n} ranks are too many to aggregate; use fewer, larger groups", field="size")
-    c = np.bincount((leaf * cols + col).ravel(), minlength=t.leaves * cols).reshape(t.leaves, cols).astype(float)
-    m = c @ c.T
-    m[np.diag_indices_from(m)] -= c.sum(axis=1)  # a rank does not send to itself
-    x, y = np.nonzero(m > 0.5)
+    # C[leaf, column] = ranks of column (group, local rank) on the leaf, kept sparse as entries: all-to-all
+    # traffic between leaves is C C^T (rank pairs of one column), less each rank's message to itself
+    key, cnt = np.unique(leaf.ravel() * cols + col.ravel(), return_counts=True)
+    e_leaf, e_col, e_cnt = key // cols, key % cols, cnt.astype(float)
     active = np.bincount(leaf.ravel(), minlength=t.leaves).astype(np.int64)
+    if aggregate == "leaf":
+        if t.leaves**2 > 50_000_000:
+            raise SpecError(f"{t.leaves:,} leaves are too many for leaf-pair flows; use class", field="aggregate")
+        i, j = _join(e_col, e_col)
+        m = np.bincount(e_leaf[i] * t.leaves + e_leaf[j], weights=e_cnt[i] * e_cnt[j], minlength=t.leaves**2).reshape(
+            t.leaves, t.leaves
+        )
+        m[np.diag_indices_from(m)] -= active
+        x, y = np.nonzero(m > 0.5)
+        return Traffic(
+            x.astype(np.int64),
+            y.astype(np.int64),
+            np.full(x.size, per),
+            np.asarray(m[x, y] * qps, dtype=float),
+            level="leaf",
+            active=active,
+        )
+    if aggregate != "class":
+        raise SpecError(f"= {aggregate!r}: must be auto, gpu, leaf or class", field="aggregate")
+    return _class_traffic(t, e_leaf, e_col, e_cnt, active, per, qps)
+
+
+def _join(ka: IntArray, kb: IntArray) -> tuple[IntArray, IntArray]:
+    """Every index pair ``(i, j)`` with ``ka[i] == kb[j]`` (a sort-merge equi-join)."""
+    oa, ob = np.argsort(ka, kind="stable"), np.argsort(kb, kind="stable")
+    sa, sb = ka[oa], kb[ob]
+    keys = np.intersect1d(sa, sb)
+    a0, b0 = np.searchsorted(sa, keys), np.searchsorted(sb, keys)
+    na = np.searchsorted(sa, keys, "right") - a0
+    nb = np.searchsorted(sb, keys, "right") - b0
+    per = na * nb
+    grp = np.repeat(np.arange(keys.size), per)
+    r = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)
+    return oa[a0[grp] + r // nb[grp]], ob[b0[grp] + r % nb[grp]]
+
+
+def _sum_by(keys: IntArray, w: FloatArray) -> tuple[IntArray, FloatArray]:
+    u, inv = np.unique(keys, return_inverse=True)
+    return u, np.asarray(np.bincount(inv, weights=w), dtype=float)
+
+
+def _class_traffic(
+    t: Topology, e_leaf: IntArray, e_col: IntArray, e_cnt: FloatArray, active: IntArray, per: float, qps: int
+) -> Traffic:
+    """All-to-all flows aggregated by equivalence class of the fat-tree: one flow per leaf for the traffic
+    that stays on it, one per pod for the traffic between its leaves and one per pod pair across pods,
+    the last two spread over the pods' leaves in proportion to each leaf's share (exact loads on every
+    link; one rate per class, which is the leaf-level answer when a pod's leaves are alike)."""
+    nl = t.leaves
+    pod_of = t.pod_of_leaf(np.arange(nl))
+    pods = int(pod_of.max()) + 1
+    ncol = int(e_col.max()) + 1
+    # C_pod[P, column] and T[x, Q] = sub-flows from leaf x to the ranks of pod Q (same column)
+    ck, cw = _sum_by(pod_of[e_leaf] * ncol + e_col, e_cnt)
+    c_pod, c_col = ck // ncol, ck % ncol
+    i, j = _join(e_col, c_col)
+    tk, tw = _sum_by(e_leaf[i] * pods + c_pod[j], e_cnt[i] * cw[j])
+    flat = np.zeros(nl * pods)
+    flat[tk] = tw
+    tl = flat.reshape(nl, pods)
+    sq = np.bincount(e_leaf, weights=e_cnt**2, minlength=nl)  # sub-flows between ranks of one leaf
+    own = sq - active  # ... less each rank's message to itself
+    between = tl[np.arange(nl), pod_of] - sq  # to the other leaves of the leaf's pod
+    # pod pairs: M_pod = C_pod C_pod^T off the diagonal
+    i, j = _join(c_col, c_col)
+    mk, mw = _sum_by(c_pod[i] * pods + c_pod[j], cw[i] * cw[j])
+    p_src, p_dst = mk // pods, mk % pods
+    cross = p_src != p_dst
+    p_src, p_dst, mw = p_src[cross], p_dst[cross], mw[cross]
+    in_pod = np.bincount(pod_of, weights=between, minlength=pods)
+    leaf_ids = np.flatnonzero(own > 0.5)
+    pod_ids = np.flatnonzero(in_pod > 0.5)
+    # flows: [own traffic of each leaf] [between the leaves of each pod] [pod pairs]
+    cls_src = np.concatenate([pod_of[leaf_ids], pod_ids, p_src]).astype(np.int64)
+    cls_dst = np.concatenate([np.full(leaf_ids.size, -1), pod_ids, p_dst]).astype(np.int64)
+    count = np.concatenate([own[leaf_ids], in_pod[pod_ids], mw]) * qps
+    f_leaf = np.arange(leaf_ids.size)
+    f_pod = leaf_ids.size + np.arange(pod_ids.size)
+    f_pair = leaf_ids.size + pod_ids.size + np.arange(p_src.size)
+    starts = np.searchsorted(pod_of, np.arange(pods + 1))
+
+    def spread(fid: IntArray, mine: IntArray, other: IntArray | None, total: FloatArray) -> tuple[Any, Any, Any]:
+        sizes = starts[mine + 1] - starts[mine]
+        rep = np.repeat(np.arange(fid.size), sizes)
+        lv = np.repeat(starts[mine], sizes) + np.arange(rep.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        amount = between[lv] if other is None else tl[lv, other[rep]]
+        share = amount / total[rep]
+        keep = share > 0
+        return fid[rep][keep], lv[keep].astype(np.int64), share[keep]
+
+    # the traffic matrix is symmetric: leaf z sends and receives the same share of a class
+    parts = [
+        (f_leaf, leaf_ids.astype(np.int64), np.ones(leaf_ids.size)),
+        spread(f_pod, pod_ids, None, np.asarray(in_pod[pod_ids], dtype=float)),
+    ]
+    src_parts = [*parts, spread(f_pair, p_src, p_dst, mw)]
+    dst_parts = [*parts, spread(f_pair, p_dst, p_src, mw)]
+
+    def cat(ps: list[tuple[Any, Any, Any]]) -> tuple[IntArray, IntArray, FloatArray]:
+        return (
+            np.concatenate([p[0] for p in ps]).astype(np.int64),
+            np.concatenate([p[1] for p in ps]).astype(np.int64),
+            np.concatenate([p[2] for p in ps]).astype(float),
+        )
+
     return Traffic(
-        x.astype(np.int64), y.astype(np.int64), np.full(x.size, per), m[x, y] * qps, level="leaf", active=active
+        cls_src,
+        cls_dst,
+        np.full(count.size, per),
+        count,
+        level="class",
+        active=active,
+        src_spread=cat(src_parts),
+        dst_spread=cat(dst_parts),
     )
 
 
@@ -158,10 +275,13 @@ def max_min_rates(
     capacity: FloatArray,
     n_flows: int,
     precision: float = 1e-3,
+    *,
+    compact: bool = False,
 ) -> tuple[FloatArray, int]:
     """Max-min fair rate of each flow (per unit of weight) and the filling iterations used.
 
     Flow ``f`` loads link ``l`` with ``weight x rate_f`` for every incidence entry ``(l, f)``.
+    ``compact``: every link in ``capacity`` is used (the caller renumbered them), so skip renumbering.
 
     >>> r, _ = max_min_rates(np.array([0, 0, 1]), np.array([0, 1, 1]), np.ones(3), np.array([1.0, 3.0]), 2)
     >>> r.tolist()
@@ -169,25 +289,33 @@ def max_min_rates(
     """
     rate = np.zeros(n_flows)
     frozen = np.zeros(n_flows, dtype=bool)
-    resid = np.asarray(capacity, dtype=float).copy()
-    li, fi, wi = link, flow, weight
+    # work on the links some flow uses only: every iteration then costs O(incidence), not O(all links)
+    if compact:
+        li, resid = link, np.asarray(capacity, dtype=float).copy()
+    else:
+        used_links, li = np.unique(link, return_inverse=True)
+        resid = np.asarray(capacity, dtype=float)[used_links].copy()
+    fi, wi = flow, weight
     iters, level = 0, 0.0  # level: the common rate of every unfrozen flow
+    n_links = resid.size
     while li.size:
         iters += 1
-        w = np.bincount(li, weights=wi, minlength=resid.size)
+        w = np.bincount(li, weights=wi, minlength=n_links)
         used = w > 0
-        share = np.full(resid.size, np.inf)
-        share[used] = np.maximum(resid[used], 0.0) / w[used]
+        if not used.any():
+            break
+        share = np.where(used, np.maximum(resid, 0.0) / np.where(used, w, 1.0), np.inf)
         m = float(share.min())
-        live = np.zeros(n_flows, dtype=bool)
-        live[fi] = True
-        rate[live] += m
+        rate[~frozen] += m
         level += m
         resid -= m * w
         sat = used & (share <= m + precision * level + 1e-300)
         frozen[fi[sat[li]]] = True
         keep = ~frozen[fi]
-        li, fi, wi = li[keep], fi[keep], wi[keep]
+        if keep.sum() < 0.8 * keep.size:  # compact once a fifth of the entries froze
+            li, fi, wi = li[keep], fi[keep], wi[keep]
+        else:
+            wi = np.where(keep, wi, 0.0)
     return rate, iters
 
 
@@ -267,12 +395,14 @@ def simulate(
     done_at = np.zeros(nf)
     active = np.ones(nf, dtype=bool)
     now, events, iters = 0.0, 0, 0
+    used_links, link_c = np.unique(r.link, return_inverse=True)  # solve on the links in use only
+    cap_c = r.capacity[used_links]
     while active.any():
         ids = np.flatnonzero(active)
         pos = np.full(nf, -1, dtype=np.int64)
         pos[ids] = np.arange(ids.size)
         sel = active[r.flow]
-        rate, it = max_min_rates(r.link[sel], pos[r.flow[sel]], r.weight[sel], r.capacity, ids.size, precision)
+        rate, it = max_min_rates(link_c[sel], pos[r.flow[sel]], r.weight[sel], cap_c, ids.size, precision, compact=True)
         events += 1
         iters += it
         dt = rem[ids] / rate
@@ -299,7 +429,8 @@ def simulate(
     u = util[busy]
     pct = {k: float(np.percentile(u, q)) if u.size else 0.0 for k, q in (("p50", 50), ("p90", 90), ("p99", 99))}
     pct["max"] = float(u.max()) if u.size else 0.0
-    order = np.argsort(-util, kind="stable")[:top]
+    part = np.argpartition(-util, min(top, util.size - 1))[:top] if util.size > top else np.arange(util.size)
+    order = part[np.argsort(-util[part], kind="stable")]
     hot = tuple(HotLink(r.label(int(m)), float(util[m]), float(r.member_load[m])) for m in order if util[m] > 0)
     # ECMP imbalance of the bundle holding the hottest link: its hottest member over the bundle mean
     hot_sl = int(np.searchsorted(r.member_start, order[0], side="right") - 1) if order.size else 0
@@ -350,4 +481,5 @@ def contention_factor(
     models oversubscription alone). ``routing`` defaults to :data:`DEFAULT_ROUTING` for the fabric kind.
     """
     rt = routing or cluster.fabric.routing or DEFAULT_ROUTING[cluster.fabric.kind]
-    return _cached_factor(cluster.model_dump_json(), op, size, stride, rt, placement, seed)
+    # exclude_unset keeps which fields the scenario set (fabric.tiers left unset = the fewest that reach)
+    return _cached_factor(cluster.model_dump_json(exclude_unset=True), op, size, stride, rt, placement, seed)

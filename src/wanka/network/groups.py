@@ -42,23 +42,19 @@ def fabric_slowdowns(cluster: ClusterSpec, *, all_to_all: bool = True) -> tuple[
     all running at once: a ring through one GPU of every node on every rail (the data-parallel
     pattern) and 64-rank all-to-all groups (expert parallelism across nodes). They include leaf
     oversubscription and ECMP hash collisions (with the fabric's ``qps_per_connection``), so they
-    replace :func:`fabric_contention`. Returns ``(ring, all_to_all, note)``; a fabric the builder
-    cannot wire falls back to oversubscription alone, and says so. ``all_to_all=False`` skips the
-    all-to-all pattern (1.0), the costlier of the two to simulate, for jobs without experts.
+    replace :func:`fabric_contention`. Returns ``(ring, all_to_all, note)``. A fabric that cannot be
+    built raises :class:`~wanka.errors.SpecError` naming the limit and the fix (never a neutral 1.0).
+    ``all_to_all=False`` skips the all-to-all pattern (1.0), the costlier of the two to simulate, for
+    jobs without experts.
     """
-    from wanka.errors import WankaError
     from wanka.network.flow import contention_factor
 
     g = cluster.gpus_per_node
     if cluster.nodes <= 1:
         return 1.0, 1.0, ""
-    try:
-        ring = contention_factor(cluster, "all_reduce", size=cluster.nodes, stride=g)
-        n_a2a = min(cluster.accelerators, 64)
-        a2a = contention_factor(cluster, "all_to_all", size=n_a2a, stride=1) if all_to_all and n_a2a > g else 1.0
-    except WankaError as e:
-        o = cluster.fabric.oversubscription
-        return o, o, f"fabric contention from oversubscription only (flow model unavailable: {e})"
+    ring = contention_factor(cluster, "all_reduce", size=cluster.nodes, stride=g)
+    n_a2a = min(cluster.accelerators, 64)
+    a2a = contention_factor(cluster, "all_to_all", size=n_a2a, stride=1) if all_to_all and n_a2a > g else 1.0
     return ring, a2a, ""
 
 
@@ -87,4 +83,8 @@ def comm_group(cluster: ClusterSpec, size: Num, stride: Num, contention: float |
         ),
         in_network_reduction=sharp,
         scale_up_reduction=bool(cluster.scale_up.in_switch_reduction),
+        up_efficiency=cluster.scale_up.link_efficiency,
+        out_efficiency=cluster.fabric.link_efficiency,
+        nvls_efficiency=cluster.scale_up.nvls_efficiency,
+        architecture=accelerator(cluster.accelerator).architecture,
     )

@@ -55,6 +55,12 @@ class Traffic:
 
     ``level = "gpu"``: ``src``/``dst`` are GPU ids. ``level = "leaf"``: they are leaf ids and the flow
     stands for ``count`` GPU-to-GPU sub-flows spread evenly over the ``active`` GPUs of each leaf.
+    ``level = "class"``: an equivalence class of leaf-level flows of the symmetric fabric; ``src``/``dst``
+    are *pod* ids and the class's sub-flows leave the leaves ``src_spread = (flow, leaf, share)`` and
+    enter the leaves ``dst_spread`` (shares of each flow sum to 1). Every flow of a class gets one rate,
+    which is the leaf-level answer whenever the leaves of a pod carry the same load (the symmetric
+    placements); ``src == dst`` classes stay inside one pod and never touch its spine–core links, and
+    ``dst == -1`` marks traffic that stays on its leaf (it loads the GPU ports only).
     """
 
     src: IntArray
@@ -62,7 +68,9 @@ class Traffic:
     nbytes: FloatArray
     count: FloatArray
     level: str = "gpu"
-    active: IntArray | None = None  # per leaf, GPUs that send/receive (level "leaf")
+    active: IntArray | None = None  # per leaf, GPUs that send/receive (levels "leaf" and "class")
+    src_spread: tuple[IntArray, IntArray, FloatArray] | None = None  # (flow, leaf, share), level "class"
+    dst_spread: tuple[IntArray, IntArray, FloatArray] | None = None
 
     @property
     def flows(self) -> int:
@@ -146,20 +154,43 @@ def _sample_members(
         pick = np.minimum((rng.random(ln.size) * members[ln]).astype(np.int64), members[ln] - 1)
         np.add.at(out, start[ln] + pick, nbytes[single] * count[single])
     if (~single).any():
-        ln, c, b = link[~single], count[~single].astype(np.int64), nbytes[~single]
+        ln, c, b = link[~single], count[~single], nbytes[~single]
         _, b_id = np.unique(b, return_inverse=True)
         key = ln * (int(b_id.max()) + 1) + b_id
-        keys, inv = np.unique(key, return_inverse=True)
-        tot = np.bincount(inv, weights=c).astype(np.int64)
-        first = np.zeros(keys.size, dtype=np.int64)
-        first[inv[::-1]] = np.arange(ln.size)[::-1]
-        for g in range(keys.size):
-            lg = int(ln[first[g]])
-            m = int(members[lg])
-            if m == 1:
-                out[start[lg]] += tot[g] * b[first[g]]
-            else:
-                out[start[lg] : start[lg] + m] += rng.multinomial(int(tot[g]), np.full(m, 1.0 / m)) * b[first[g]]
+        _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        tot = np.rint(np.bincount(inv, weights=c)).astype(np.int64)
+        lg, bg = ln[first], b[first]
+        m = members[lg]
+        one = m == 1
+        np.add.at(out, start[lg[one]], tot[one] * bg[one])
+        # one multinomial draw per stage link, vectorised over the links with the same member count
+        for mm in np.unique(m[~one]):
+            sel = np.flatnonzero(m == mm)
+            draws = rng.multinomial(tot[sel], np.full(int(mm), 1.0 / float(mm)))
+            idx = start[lg[sel]][:, None] + np.arange(int(mm))[None, :]
+            np.add.at(out, idx.ravel(), (draws * bg[sel][:, None]).ravel())
+
+
+def _class_incidence(t: Topology, tr: Traffic, off: dict[str, int]) -> tuple[IntArray, IntArray, FloatArray]:
+    """(stage link, flow, share of the flow's sub-flows) of class-level flows (see :class:`Traffic`)."""
+    if tr.src_spread is None or tr.dst_spread is None:
+        raise ValueError("class-level traffic needs src_spread and dst_spread")
+    fs, ls, ws = tr.src_spread
+    fd, ld, wd = tr.dst_spread
+    f = np.arange(tr.src.size, dtype=np.int64)
+    links = [off["leaf_nics_up"] + ls, off["leaf_nics_down"] + ld]
+    flows, shares = [fs, fd], [ws, wd]
+    if t.tiers >= 2:  # a class never stays on one leaf: intra-leaf traffic is a class of its own (below)
+        up = tr.dst[fs] >= 0
+        links += [off["leaf_up"] + ls[up], off["leaf_down"] + ld[tr.dst[fd] >= 0]]
+        flows += [fs[up], fd[tr.dst[fd] >= 0]]
+        shares += [ws[up], wd[tr.dst[fd] >= 0]]
+    if t.tiers == 3:
+        y = (tr.src != tr.dst) & (tr.dst >= 0)
+        links += [off["pod_up"] + tr.src[y], off["pod_down"] + tr.dst[y]]
+        flows += [f[y], f[y]]
+        shares += [np.ones(int(y.sum())), np.ones(int(y.sum()))]
+    return np.concatenate(links), np.concatenate(flows), np.concatenate(shares)
 
 
 def route(t: Topology, traffic: Traffic, routing: str = "ecmp", seed: int = 0) -> Routed:
@@ -171,25 +202,29 @@ def route(t: Topology, traffic: Traffic, routing: str = "ecmp", seed: int = 0) -
     for i, st in enumerate(STAGES):
         stage_of[off[st] : off[STAGES[i + 1]] if i + 1 < len(STAGES) else off["end"]] = i
     src, dst = traffic.src, traffic.dst
-    if traffic.level == "gpu":
-        sl, dl = t.leaf_of(src), t.leaf_of(dst)
-        first, last = off["nic_up"] + src, off["nic_down"] + dst
-    else:
-        sl, dl = src, dst
-        first, last = off["leaf_nics_up"] + src, off["leaf_nics_down"] + dst
     f = np.arange(src.size, dtype=np.int64)
-    parts_l, parts_f = [first, last], [f, f]
-    if t.tiers >= 2:
-        x = sl != dl
-        parts_l += [off["leaf_up"] + sl[x], off["leaf_down"] + dl[x]]
-        parts_f += [f[x], f[x]]
-    if t.tiers == 3:
-        sp, dp = t.pod_of_leaf(sl), t.pod_of_leaf(dl)
-        y = sp != dp
-        parts_l += [off["pod_up"] + sp[y], off["pod_down"] + dp[y]]
-        parts_f += [f[y], f[y]]
-    link, flow = np.concatenate(parts_l), np.concatenate(parts_f)
-    weight = traffic.count[flow].astype(float)
+    if traffic.level == "class":
+        link, flow, share = _class_incidence(t, traffic, off)
+        weight = traffic.count[flow] * share
+    else:
+        if traffic.level == "gpu":
+            sl, dl = t.leaf_of(src), t.leaf_of(dst)
+            first, last = off["nic_up"] + src, off["nic_down"] + dst
+        else:
+            sl, dl = src, dst
+            first, last = off["leaf_nics_up"] + src, off["leaf_nics_down"] + dst
+        parts_l, parts_f = [first, last], [f, f]
+        if t.tiers >= 2:
+            x = sl != dl
+            parts_l += [off["leaf_up"] + sl[x], off["leaf_down"] + dl[x]]
+            parts_f += [f[x], f[x]]
+        if t.tiers == 3:
+            sp, dp = t.pod_of_leaf(sl), t.pod_of_leaf(dl)
+            y = sp != dp
+            parts_l += [off["pod_up"] + sp[y], off["pod_down"] + dp[y]]
+            parts_f += [f[y], f[y]]
+        link, flow = np.concatenate(parts_l), np.concatenate(parts_f)
+        weight = traffic.count[flow].astype(float)
     load = np.asarray(np.bincount(link, weights=weight * traffic.nbytes[flow], minlength=cap.size), dtype=float)
     start = np.concatenate([[0], np.cumsum(mem)[:-1]]).astype(np.int64)
     member_load = np.repeat(load / mem, mem)
@@ -201,7 +236,7 @@ def route(t: Topology, traffic: Traffic, routing: str = "ecmp", seed: int = 0) -
             _sample_members(
                 np.random.default_rng(seed),
                 link[bundle],
-                traffic.count[flow[bundle]],
+                weight[bundle],
                 traffic.nbytes[flow[bundle]],
                 mem,
                 start,

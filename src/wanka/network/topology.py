@@ -177,6 +177,11 @@ class Topology:
     cores_per_group: int
     switch_name: str | None = None
     scale_up: ScaleUpDomains | None = None
+    spine_oversubscription: float = 1.0  # spine down:up (3 tiers): the pods' share of the core
+    spine_radix: int | None = None  # at the link speed; None = the leaf's
+    core_radix: int | None = None
+    spine_switch_name: str | None = None  # None = the leaf's switch
+    core_switch_name: str | None = None
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     # ------------------------------------------------------------------ placement
@@ -226,7 +231,8 @@ class Topology:
         per_pod = np.bincount(self.pod_of_leaf(np.arange(self.leaves)), minlength=self.pods)
         s, u = self.spines_per_pod, self.uplinks_per_leaf
         per_leaf = u // s + (np.arange(s) < u % s)  # leaf uplink p goes to spine p mod s
-        return np.asarray(per_pod[:, None] * per_leaf[None, :], dtype=np.int64)
+        down = per_pod[:, None] * per_leaf[None, :]
+        return np.asarray(np.ceil(down / self.spine_oversubscription - 1e-9), dtype=np.int64)
 
     @property
     def switches_per_tier(self) -> dict[str, int]:
@@ -257,6 +263,53 @@ class Topology:
         if self.tiers >= 3 and self.pods > 1:
             cands.append(float(self.spine_uplinks().sum()) * self.link_bandwidth / 2)
         return min(cands) * self.planes
+
+    def per_tier(self) -> list[dict[str, Any]]:
+        """Each tier: switch, radix (at the link speed), switches (all planes), ports down and up per switch,
+        and its oversubscription (down:up)."""
+        rows: list[dict[str, Any]] = []
+        sw = self.switches_per_tier
+        down_leaf = self.endpoints_per_leaf * self.ports_per_endpoint
+        rows.append(
+            {
+                "tier": "leaf",
+                "switch": self.switch_name,
+                "radix": self.radix,
+                "switches": sw["leaf"],
+                "down_ports": down_leaf,
+                "up_ports": self.uplinks_per_leaf if self.tiers > 1 else 0,
+                "oversubscription": down_leaf / self.uplinks_per_leaf if self.tiers > 1 else 1.0,
+            }
+        )
+        if self.tiers >= 2:
+            per_spine_down = min(self.leaves_per_pod, self.leaves) * math.ceil(
+                self.uplinks_per_leaf / self.spines_per_pod
+            )
+            up = int(self.spine_uplinks().max()) if self.tiers == 3 else 0
+            rows.append(
+                {
+                    "tier": "spine",
+                    "switch": self.spine_switch_name or self.switch_name,
+                    "radix": self.spine_radix or self.radix,
+                    "switches": sw["spine"],
+                    "down_ports": per_spine_down,
+                    "up_ports": up,
+                    "oversubscription": per_spine_down / up if up else 1.0,
+                }
+            )
+        if self.tiers == 3:
+            rows.append(
+                {
+                    "tier": "core",
+                    "switch": self.core_switch_name or self.switch_name,
+                    "radix": self.core_radix or self.radix,
+                    "switches": sw["core"],
+                    "down_ports": int(self.spine_uplinks().sum()) // max(1, self.cores),
+                    "up_ports": 0,
+                    "oversubscription": 1.0,
+                }
+            )
+        return rows
 
     def max_endpoints_for_tiers(self) -> dict[int, int]:
         """The largest cluster (GPUs) each tier count reaches with this switch, oversubscription and NIC speed."""
@@ -291,6 +344,13 @@ class Topology:
             "links": self.links_per_tier,
             "bisection_bytes_per_s": self.bisection_bytes_per_s,
             "max_accelerators_for_tiers": {str(k): v for k, v in self.max_endpoints_for_tiers().items()},
+            "gpus_per_leaf": self.endpoints_per_leaf,
+            "gpus_per_pod": self.endpoints_per_leaf
+            * self.leaves_per_pod
+            // (self.gpus_per_node if self.rail_optimized else 1)
+            if self.tiers == 3
+            else self.endpoints,
+            "per_tier": self.per_tier(),
             "scale_up": None
             if su is None
             else {
@@ -317,8 +377,18 @@ def fat_tree(
     endpoints_per_leaf: int | None = None,
     switch_name: str | None = None,
     scale_up: ScaleUpDomains | None = None,
+    spine_radix: int | None = None,
+    core_radix: int | None = None,
+    spine_oversubscription: float = 1.0,
+    leaves_per_pod: int | None = None,
+    spine_switch_name: str | None = None,
+    core_switch_name: str | None = None,
 ) -> Topology:
     """A fat-tree of ``tiers`` tiers (1 = single switch) for ``endpoints`` GPUs.
+
+    Per tier: ``spine_radix`` / ``core_radix`` (ports at the link speed; default the leaf's ``radix``),
+    ``spine_oversubscription`` (spine down:up, i.e. what the pods share of the core; Meta's 1:7 at the
+    aggregation layer) and ``leaves_per_pod`` (default: every down-port of a spine takes one leaf).
 
     ``rails > 1`` makes it rail-optimised with ``rails`` GPUs per node (``gpus_per_node`` defaults to
     ``rails``); ``endpoint_bandwidth`` is the NIC port per plane (defaults to the switch port);
@@ -351,7 +421,15 @@ def fat_tree(
         oversubscription=float(oversubscription),
         switch_name=switch_name,
         scale_up=scale_up,
+        spine_oversubscription=float(spine_oversubscription),
+        spine_radix=spine_radix,
+        core_radix=core_radix,
+        spine_switch_name=spine_switch_name,
+        core_switch_name=core_switch_name,
     )
+    ks, kc = spine_radix or k, core_radix or k
+    if spine_oversubscription < 1.0:
+        raise SpecError(f"= {spine_oversubscription:g}: must be >= 1", field="fabric.spine_oversubscription")
     if tiers == 1:
         if endpoints * ppe > k:
             raise SpecError(
@@ -382,13 +460,13 @@ def fat_tree(
         u = max(1, math.ceil(h * ppe / oversubscription - 1e-9))
     reach = max_endpoints(k, tiers, oversubscription, ppe) if endpoints_per_leaf is None else None
     if tiers == 2:
-        if leaves > k:
+        if leaves > ks:
             raise SpecError(
                 f"= 2 reaches at most {reach or k * h:,} endpoints with radix {k} (the cluster has "
                 f"{endpoints:,}); use 3 tiers or a larger switch",
                 field="fabric.tiers",
             )
-        s = _upper_switches(leaves, u, k)
+        s = _upper_switches(leaves, u, ks)
         return Topology(
             endpoints_per_leaf=h,
             uplinks_per_leaf=u,
@@ -399,16 +477,25 @@ def fat_tree(
             cores_per_group=0,
             **common,
         )
-    lpp = k // 2
-    spines = _upper_switches(min(lpp, leaves), u, k // 2)  # half of a spine's ports face down
-    pods = math.ceil(leaves / lpp)
-    if pods > k:
+    down_s = max(1, math.floor(ks * spine_oversubscription / (1.0 + spine_oversubscription) + 1e-9))
+    lpp = leaves_per_pod or down_s  # half of a non-blocking spine's ports face down
+    spines = _upper_switches(min(lpp, leaves), u, down_s)
+    if min(lpp, leaves) * math.ceil(u / spines) > down_s:
         raise SpecError(
-            f"= 3 reaches at most {reach or k * lpp * h:,} endpoints with radix {k} (the cluster has "
+            f"= {lpp} leaves per pod need {min(lpp, leaves) * math.ceil(u / spines)} down-ports per spine; a "
+            f"{ks}-port spine at {spine_oversubscription:g}:1 has {down_s}: use fewer GPUs per pod or a larger "
+            "spine switch",
+            field="fabric.gpus_per_pod",
+        )
+    pods = math.ceil(leaves / lpp)
+    if pods > kc:
+        raise SpecError(
+            f"= 3 reaches at most {reach or kc * lpp * h:,} endpoints with radix {k} (the cluster has "
             f"{endpoints:,}); use a larger switch",
             field="fabric.tiers",
         )
-    cores = _upper_switches(pods, min(lpp, leaves) * math.ceil(u / spines), k)
+    per_spine_up = math.ceil(min(lpp, leaves) * math.ceil(u / spines) / spine_oversubscription - 1e-9)
+    cores = _upper_switches(pods, per_spine_up, kc)
     return Topology(
         endpoints_per_leaf=h,
         uplinks_per_leaf=u,
@@ -445,11 +532,31 @@ def _scale_up(cluster: ClusterSpec) -> ScaleUpDomains:
     )
 
 
+def _reach(sw: Switch, tiers: int, oversubscription: float, endpoint_bw: float) -> int:
+    _, _, k, ppe = _link_geometry(sw.radix, sw.port_bandwidth, endpoint_bw)
+    return max_endpoints(k, tiers, oversubscription, ppe)
+
+
+def _larger_switches(sw: Switch, need: int, oversubscription: float, endpoint_bw: float) -> str:
+    """Catalog switches of the same protocol whose 3-tier fat-tree reaches ``need`` endpoints."""
+    fits = [
+        (s, _reach(s, 3, oversubscription, endpoint_bw))
+        for s in catalog().switches
+        if s.protocol == sw.protocol and s.name != sw.name
+    ]
+    ok = sorted((r, s.name) for s, r in fits if r >= need)
+    if not ok:
+        return "no catalog switch of this protocol reaches it with 3 tiers; split the cluster into fabrics"
+    return "e.g. fabric.switch = " + ", ".join(f"{n} (3 tiers reach {r:,})" for r, n in ok[:3])
+
+
 def build_topology(cluster: ClusterSpec, *, switch_override: Switch | None = None) -> Topology:
     """The fabric of ``cluster``: its switch (``fabric.switch`` or the default for its kind), tiers,
     oversubscription, rails and planes.
 
-    Raises :class:`~wanka.errors.SpecError` when the tier count cannot reach the cluster's size.
+    Where the scenario does not set ``fabric.tiers``, the fewest tiers that reach the cluster are used.
+    A fabric that cannot be built (the tiers set, or three tiers of the switch, cannot reach the
+    cluster) raises :class:`~wanka.errors.SpecError` naming the limit and the fix; nothing falls back.
     """
     f = cluster.fabric
     if switch_override is not None:
@@ -463,19 +570,58 @@ def build_topology(cluster: ClusterSpec, *, switch_override: Switch | None = Non
         sw = default_switch(f.kind)
     per_plane = scale_out_bw(cluster) / f.planes
     gpn = cluster.gpus_per_node
+    n = cluster.accelerators
+    o = f.oversubscription
+    if "tiers" in f.model_fields_set:
+        tiers = f.tiers
+    else:  # fewest tiers that reach the cluster
+        tiers = next((t for t in (1, 2, 3) if _reach(sw, t, o, per_plane) >= n), 3)
+    uniform = f.spine_switch is None and f.core_switch is None and f.gpus_per_pod is None
+    if uniform and tiers in (1, 2, 3) and _reach(sw, 3, o, per_plane) < n:
+        raise SpecError(
+            f"= {sw.name}: a fat-tree of {sw.radix}-port switches reaches at most {_reach(sw, 3, o, per_plane):,} "
+            f"GPUs with 3 tiers at {o:g}:1 (the cluster has {n:,}); use a larger switch "
+            f"({_larger_switches(sw, n, o, per_plane)}) [{cluster.name}]",
+            field="cluster.fabric.switch",
+        )
+    link_speed = _link_geometry(sw.radix, sw.port_bandwidth, per_plane)[1]
+    tier_sw: dict[str, Switch | None] = {"spine": None, "core": None}
+    for tier, name in (("spine", f.spine_switch), ("core", f.core_switch)):
+        if name is not None:
+            try:
+                tier_sw[tier] = switch(name)
+            except CatalogError as e:
+                raise CatalogError(f"cluster.fabric.{tier}_switch = {name!r}: {e}") from None
+
+    def radix_at(s: Switch | None) -> int | None:  # ports at the fabric's link speed (breakout)
+        return None if s is None else s.radix * max(1, math.floor(s.port_bandwidth / link_speed + 1e-9))
+
+    h = f.gpus_per_leaf
+    lpp = None
+    if f.gpus_per_pod is not None:
+        if h is None:
+            raise SpecError("gpus_per_pod needs gpus_per_leaf", field="cluster.fabric.gpus_per_leaf")
+        lpp = max(1, f.gpus_per_pod // h)  # every leaf holds h GPUs, rail-optimised or not
     try:
         return fat_tree(
-            cluster.accelerators,
+            n,
             sw.radix,
-            f.tiers,
-            f.oversubscription,
+            tiers,
+            o,
             rails=gpn if f.rail_optimized else 1,
             planes=f.planes,
             port_bandwidth=sw.port_bandwidth,
             endpoint_bandwidth=per_plane,
             gpus_per_node=gpn,
+            endpoints_per_leaf=h,
             switch_name=sw.name,
             scale_up=_scale_up(cluster),
+            spine_radix=radix_at(tier_sw["spine"]),
+            core_radix=radix_at(tier_sw["core"]),
+            spine_oversubscription=f.spine_oversubscription,
+            leaves_per_pod=lpp,
+            spine_switch_name=None if tier_sw["spine"] is None else tier_sw["spine"].name,
+            core_switch_name=None if tier_sw["core"] is None else tier_sw["core"].name,
         )
     except SpecError as e:
         raise SpecError(f"{e.detail} [{cluster.name}, switch {sw.name}]", field=f"cluster.{e.field}") from None

@@ -14,7 +14,9 @@ from wanka.ops.campaign import (
     CampaignInputs,
     campaign_inputs,
     campaign_throughput,
+    ettr_limits,
     expected_ettr,
+    operating_assumptions,
     run_campaign,
     simulate_campaign,
 )
@@ -25,11 +27,13 @@ from wanka.ops.rates import (
     JobFailureRates,
     JobFootprint,
     failure_table,
+    generation_factor,
     job_failure_rates,
     job_footprint,
     list_failure_tables,
+    spare_pool_rule,
 )
-from wanka.ops.recovery import RecoveryModel, erlang_b, recovery_model
+from wanka.ops.recovery import RecoveryModel, default_spares, erlang_b, recovery_model
 from wanka.ops.result import CampaignResult, CauseResult, Stat
 from wanka.ops.stragglers import StragglerEffect, straggler_effect, straggler_effect_for
 from wanka.ops.sweep import SweepPoint, sweep_checkpoint_interval, sweep_cluster_size
@@ -50,16 +54,21 @@ __all__ = [
     "campaign_inputs",
     "campaign_throughput",
     "checkpoint_cost",
+    "default_spares",
     "erlang_b",
+    "ettr_limits",
     "expected_ettr",
     "failure_table",
+    "generation_factor",
     "job_failure_rates",
     "job_footprint",
     "list_failure_tables",
+    "operating_assumptions",
     "optimal_checkpoint_interval",
     "recovery_model",
     "run_campaign",
     "simulate_campaign",
+    "spare_pool_rule",
     "straggler_effect",
     "straggler_effect_for",
     "sweep_checkpoint_interval",

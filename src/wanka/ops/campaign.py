@@ -18,7 +18,7 @@ The campaign ends at ``campaign_days`` (a fixed window) or when ``training.token
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,12 +29,15 @@ from wanka.ops.recovery import RecoveryModel, recovery_model
 from wanka.ops.result import CampaignResult, CauseResult, Stat
 from wanka.ops.stragglers import straggler_effect_for
 from wanka.spec import Scenario
+from wanka.storage import data_read_demand
 
 __all__ = [
     "CampaignInputs",
     "campaign_inputs",
     "campaign_throughput",
+    "ettr_limits",
     "expected_ettr",
+    "operating_assumptions",
     "run_campaign",
     "simulate_campaign",
 ]
@@ -64,6 +67,8 @@ class CampaignInputs:
     straggler_factor: float
     horizon_s: float | None  # fixed window, or None
     work_s: float | None  # productive time to train the tokens (None in window mode)
+    interval_floor_s: float = 0.0  # the shortest allowed interval: whole steps ≥ max(step, persist)
+    notes: tuple[str, ...] = ()
 
     @property
     def in_memory(self) -> bool:
@@ -97,31 +102,36 @@ def campaign_inputs(
     f = scenario.failures
     rates = job_failure_rates(scenario, gpus=gpus)
     rec = recovery_model(scenario, rates)
-    ck = checkpoint_cost(scenario)
     if tokens_per_step is None and scenario.training is not None:
         tokens_per_step = float(scenario.training.global_batch_seqs * scenario.seq_len)
+    read_bps = 0.0
+    if tokens_per_step is not None:
+        read_bps = data_read_demand(scenario, tokens_per_step / step_time_s).demand
+    ck = checkpoint_cost(scenario, data_read_bytes_per_s=read_bps)
+    notes: list[str] = []
     mtbf = rates.mtbf_s
-    floor = max(step_time_s, ck.persist_lag_s)  # one step; an async save waits for the previous one
+    # a save must drain before the next starts, and saves happen at step boundaries
+    floor = _whole_steps(max(step_time_s, ck.persist_lag_s), step_time_s)
     optimum = math.inf
     if math.isfinite(mtbf):
         optimum = max(floor, optimal_checkpoint_interval(ck.blocking_s, mtbf))
     chosen = interval_s if interval_s is not None else scenario.checkpoint.interval_s
-    tau = optimum if chosen is None else max(floor, chosen)
-    tau_p = math.inf
-    if ck.mode == "in_memory":
-        fb = float((rates.rates * rec.peer_loss_p).sum())
-        tau_p = optimal_checkpoint_interval(ck.storage_blocking_s, 1.0 / fb) if fb > 0 else math.inf
-        tau_p = max(tau_p, ck.storage_persist_lag_s, tau if math.isfinite(tau) else 0.0)
-    strag = straggler_effect_for(scenario, nodes=rates.footprint.nodes, spares=rec.spares).factor
-    horizon = scenario.campaign_days * _DAY if scenario.campaign_days is not None else None
-    work = None
-    if horizon is None:
-        if scenario.training is None or tokens_per_step is None:
+    if chosen is not None:
+        if chosen < step_time_s * (1 - 1e-9):
             raise SpecError(
-                "set campaign_days (a fixed window) or a training block with tokens to train", field="campaign_days"
+                f"= {chosen:g} s: shorter than one training step ({step_time_s:.3g} s); a checkpoint is taken "
+                "between steps, so the interval must be at least one step",
+                field="checkpoint.interval_s",
             )
-        work = scenario.training.tokens / tokens_per_step * step_time_s * strag
-    return CampaignInputs(
+        tau = _whole_steps(max(chosen, floor), step_time_s)
+        if chosen < ck.persist_lag_s:
+            notes.append(
+                f"checkpoint.interval_s {chosen:g} s is shorter than the {ck.persist_lag_s:.3g} s a save takes "
+                f"to persist; a save waits for the previous one, so checkpoints come every {tau:.3g} s"
+            )
+    else:
+        tau = optimum
+    base = CampaignInputs(
         scenario=scenario.name,
         rates=rates,
         recovery=rec,
@@ -131,13 +141,86 @@ def campaign_inputs(
         weibull_shape=f.weibull_shape,
         interval_s=tau,
         optimal_interval_s=optimum,
-        persistent_interval_s=tau_p,
+        persistent_interval_s=math.inf,
         step_time_s=step_time_s,
         tokens_per_step=tokens_per_step,
+        straggler_factor=1.0,
+        horizon_s=None,
+        work_s=None,
+        interval_floor_s=floor,
+    )
+    if chosen is None and math.isfinite(optimum):
+        # Young/Daly gives the optimum of a continuous interval; search the whole-step intervals around it
+        tau = optimum = _best_interval(base, optimum, floor, step_time_s)
+    tau_p = math.inf
+    if ck.mode == "in_memory":
+        fb = float((rates.rates * rec.peer_loss_p).sum())
+        tau_p = optimal_checkpoint_interval(ck.storage_blocking_s, 1.0 / fb) if fb > 0 else math.inf
+        tau_p = max(tau_p, ck.storage_persist_lag_s, tau if math.isfinite(tau) else 0.0)
+        if math.isfinite(tau_p):
+            tau_p = _whole_steps(tau_p, step_time_s)
+    strag = straggler_effect_for(scenario, nodes=rates.footprint.nodes, spares=rec.spares).factor
+    horizon = scenario.campaign_days * _DAY if scenario.campaign_days is not None else None
+    work = None
+    if horizon is None:
+        if scenario.training is None or tokens_per_step is None:
+            raise SpecError(
+                "set campaign_days (a fixed window) or a training block with tokens to train", field="campaign_days"
+            )
+        work = scenario.training.tokens / tokens_per_step * step_time_s * strag
+    return replace(
+        base,
+        interval_s=tau,
+        optimal_interval_s=optimum,
+        persistent_interval_s=tau_p,
         straggler_factor=strag,
         horizon_s=horizon,
         work_s=work,
+        notes=tuple(notes),
     )
+
+
+def _whole_steps(t: float, step: float) -> float:
+    """``t`` rounded up to a whole number of steps (at least one)."""
+    return max(1, math.ceil(t / step - 1e-9)) * step
+
+
+def _best_interval(base: CampaignInputs, daly: float, floor: float, step: float) -> float:
+    """The whole-step interval ≥ ``floor`` with the highest closed-form ETTR near Daly's optimum."""
+    k_floor = max(1, round(floor / step))
+    k = daly / step
+    cands = {k_floor, max(k_floor, math.floor(k)), max(k_floor, math.ceil(k))}
+    return max((c * step for c in cands), key=lambda t: expected_ettr(replace(base, interval_s=t)))
+
+
+def ettr_limits(inp: CampaignInputs) -> dict[str, float]:
+    """What keeps ETTR below 1, as shares of wall-clock time (closed form; they sum to ``1 − ETTR``).
+
+    Keys: ``checkpoint stalls``, ``lost work`` (rolled back to the last checkpoint), ``detection``,
+    ``restart``, ``waiting for spare nodes`` (or running shrunk, when elastic), ``checkpoint load``,
+    ``planned maintenance``.
+    """
+    r, rec, ck = inp.rates, inp.recovery, inp.checkpoint
+    lost = np.full(r.rates.shape, _mean_lost(inp.interval_s, ck.persist_lag_s))
+    load = np.full(r.rates.shape, ck.load_s)
+    if inp.in_memory:
+        p = rec.peer_loss_p
+        lost = (1 - p) * lost + p * _mean_lost(inp.persistent_interval_s, ck.storage_persist_lag_s)
+        load = (1 - p) * load + p * ck.storage_load_s
+    lam = r.rates
+    wait = rec.expected_wait_s(r.replace_node)
+    planned = inp.planned_rate * (ck.flush_s + rec.restart_s + ck.storage_load_s)
+    den = 1.0 + float((lam * (rec.detection_s + rec.restart_s + wait + load)).sum()) + planned
+    parts = {
+        "checkpoint stalls": inp.overhead,
+        "lost work": float((lam * lost).sum()),
+        "detection": float((lam * rec.detection_s).sum()),
+        "restart": float(lam.sum() * rec.restart_s),
+        "running shrunk" if rec.elastic else "waiting for spare nodes": float((lam * wait).sum()),
+        "checkpoint load": float((lam * load).sum()),
+        "planned maintenance": planned,
+    }
+    return {k: v / den for k, v in parts.items()}
 
 
 def _mean_lost(interval: float, lag: float) -> float:
@@ -328,9 +411,7 @@ def _result(
     if inp.tokens_per_step is not None:
         tokens = prog / inp.straggler_factor / inp.step_time_s * inp.tokens_per_step
         tok, tps = Stat.of(tokens), Stat.of(tokens / wall / gpus)
-    notes = list(ck.assumptions)
-    if r.footprint.nodes and inp.recovery.spares == 0:
-        notes.append("no spare nodes: every hardware failure waits failures.repair_s for a repaired node")
+    notes = [*inp.recovery.notes, *r.notes, *inp.notes, *ck.assumptions]
     return CampaignResult(
         scenario=inp.scenario,
         replicas=replicas,
@@ -365,7 +446,15 @@ def _result(
         by_cause=causes,
         rates_table=r.table,
         rates_source=r.source,
-        assumptions=tuple(notes),
+        assumptions=tuple(dict.fromkeys(notes)),
+        ettr_limits=ettr_limits(inp),
+        hot_spares=inp.recovery.hot_spares,
+        spares_from=inp.recovery.spares_from,
+        elastic=inp.recovery.elastic,
+        checkpoint_persist_s=ck.persist_lag_s,
+        checkpoint_coordination_s=ck.coordination_s,
+        checkpoint_interval_floor_s=inp.interval_floor_s,
+        job_floor_failures_per_day=r.floor_rate * _DAY,
     )
 
 
@@ -401,3 +490,18 @@ def campaign_throughput(
     )
     assert res.tokens_per_s_per_gpu is not None
     return res.tokens_per_s_per_gpu.mean
+
+
+def operating_assumptions(scenario: Scenario, *, step_time_s: float | None = None) -> tuple[str, ...]:
+    """The operations defaults in use for ``scenario`` (spares, recovery times, failure rates,
+    checkpoint coordination) as printable assumptions, without running a campaign."""
+    rates = job_failure_rates(scenario)
+    rec = recovery_model(scenario, rates)
+    notes = [*rec.notes, *rates.notes]
+    if scenario.model is not None:
+        with_step = step_time_s is not None and step_time_s > 0
+        ck = checkpoint_cost(scenario)
+        notes += [a for a in ck.assumptions if a.startswith("checkpoint coordination")]
+        if with_step and scenario.checkpoint.interval_s is None:
+            notes.append("checkpoint interval: Young/Daly optimum over whole steps ≥ the persist time")
+    return tuple(dict.fromkeys(notes))

@@ -40,6 +40,7 @@ class CheckpointCost:
     flush_s: float  # a planned stop waits until a checkpoint is persisted
     source: str  # "wanka.storage" or "fallback"
     assumptions: tuple[str, ...] = ()
+    coordination_s: float = 0.0  # planning, barriers, metadata inside blocking_s
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -67,14 +68,21 @@ def optimal_checkpoint_interval(blocking_s: float, mtbf_s: float) -> float:
     return max(0.0, math.sqrt(2 * d * m) * (1 + math.sqrt(r) / 3 + r / 9) - d)
 
 
-def checkpoint_cost(scenario: Scenario, *, mode: str | None = None) -> CheckpointCost:
-    """Stall, persistence lag and load time of one checkpoint of ``scenario`` in ``mode``."""
+def checkpoint_cost(
+    scenario: Scenario, *, mode: str | None = None, data_read_bytes_per_s: float = 0.0
+) -> CheckpointCost:
+    """Stall, persistence lag and load time of one checkpoint of ``scenario`` in ``mode``.
+
+    ``data_read_bytes_per_s``: the training-data read the file system keeps serving while saves drain.
+    """
     m = scenario.checkpoint.mode if mode is None else mode
     if m not in ("sync", "async", "in_memory"):
         raise SpecError(f"= {m!r}: must be sync, async or in_memory", field="checkpoint.mode")
     if scenario.model is None:
         raise SpecError("a checkpoint needs a model; add a model block", field="model")
-    persist = checkpoint_io(scenario, mode="sync" if m == "sync" else "async")
+    persist = checkpoint_io(
+        scenario, mode="sync" if m == "sync" else "async", data_read_bytes_per_s=data_read_bytes_per_s
+    )
     notes = tuple(persist.assumptions)
     p_block = persist.blocking_s
     p_lag = max(0.0, persist.save_s - persist.blocking_s)
@@ -91,6 +99,7 @@ def checkpoint_cost(scenario: Scenario, *, mode: str | None = None) -> Checkpoin
             persist.save_s,
             "wanka.storage",
             notes,
+            persist.coordination_s,
         )
     mem = checkpoint_io(scenario, mode="in_memory")
     mem_lag = max(0.0, mem.save_s - mem.blocking_s)
@@ -106,4 +115,5 @@ def checkpoint_cost(scenario: Scenario, *, mode: str | None = None) -> Checkpoin
         persist.save_s,
         "wanka.storage",
         tuple(dict.fromkeys(notes + tuple(mem.assumptions))),
+        mem.coordination_s,
     )

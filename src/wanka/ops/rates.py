@@ -35,9 +35,11 @@ __all__ = [
     "JobFailureRates",
     "JobFootprint",
     "failure_table",
+    "generation_factor",
     "job_failure_rates",
     "job_footprint",
     "list_failure_tables",
+    "spare_pool_rule",
 ]
 
 Unit = Literal["gpu", "node", "nic", "link", "switch", "job"]
@@ -114,8 +116,27 @@ class FailureTable(_Strict):
     notes: str = ""
 
 
+class SparePoolRule(_Strict):
+    """How big a spare pool operators keep when the scenario does not say (``failures.hot_spares``)."""
+
+    blocking: float = Field(gt=0, lt=1)
+    min_fraction: float = Field(ge=0, le=1)
+    source: str = Field(min_length=5)
+
+
+class Generation(_Strict):
+    """Hardware-rate multiplier for accelerators whose catalog name starts with one of ``match``."""
+
+    match: list[str] = Field(min_length=1)
+    factor: float = Field(gt=0, le=100)
+    published: bool
+    source: str = Field(min_length=5)
+
+
 class _File(_Strict):
     schema_: Literal["wanka-failures/1"] = Field(alias="schema")
+    spare_pool: SparePoolRule
+    generations: list[Generation] = []
     tables: list[FailureTable]
 
 
@@ -128,13 +149,36 @@ def _norm(name: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _tables() -> dict[str, FailureTable]:
+def _file() -> _File:
     path = _path()
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        parsed = _File.model_validate(data)
+        return _File.model_validate(data)
     except (OSError, yaml.YAMLError, ValidationError) as e:
         raise CatalogError(f"failure tables ({path}) are malformed: {e}") from None
+
+
+def spare_pool_rule() -> SparePoolRule:
+    """The default spare-pool rule (``failures.yaml`` ``spare_pool``)."""
+    return _file().spare_pool
+
+
+def generation_factor(accelerator: str, table: FailureTable) -> tuple[float, str | None]:
+    """Hardware-rate multiplier for ``accelerator`` and, when it rests on no published table, a note."""
+    name = accelerator.upper()
+    if table.accelerator and name.startswith(table.accelerator.split("-")[0].upper()):
+        return 1.0, None
+    for g in _file().generations:
+        if any(name.startswith(m.upper()) for m in g.match):
+            note = None if g.published else f"failure rates for {accelerator}: {g.source} (×{g.factor:g})"
+            return g.factor, note
+    return 1.0, f"failure rates for {accelerator}: no published table; {table.name} rates used"
+
+
+@lru_cache(maxsize=1)
+def _tables() -> dict[str, FailureTable]:
+    path = _path()
+    parsed = _file()
     out: dict[str, FailureTable] = {}
     for t in parsed.tables:
         for key in (t.name, *t.aliases):
@@ -207,6 +251,8 @@ class JobFailureRates:
     replace_node: np.ndarray  # bool per cause
     detection_s: np.ndarray  # s per cause
     node_replace_rate_per_node: float  # 1/s, one node's rate of node-replacing failures
+    floor_rate: float = 0.0  # 1/s, the size-independent (unit: job) part of ``total``
+    notes: tuple[str, ...] = ()
 
     @property
     def total(self) -> float:
@@ -228,7 +274,11 @@ def job_failure_rates(scenario: Scenario, *, gpus: int | None = None) -> JobFail
     f = scenario.failures
     t = failure_table(f.rates)
     fp = job_footprint(scenario, gpus=gpus, table=t)
+    gen, gen_note = generation_factor(scenario.cluster.accelerator, t)
+    hw = np.array([c.component != "software" for c in t.causes], dtype=bool)
     rates = np.array([c.rate_per_unit_hour * fp.units(c.unit) / _HOUR for c in t.causes]) * f.rate_scale
+    rates = np.where(hw, rates * gen, rates)
+    job_level = np.array([c.unit == "job" for c in t.causes], dtype=bool)
     det = np.array(
         [
             c.detection_s
@@ -238,8 +288,7 @@ def job_failure_rates(scenario: Scenario, *, gpus: int | None = None) -> JobFail
         ]
     )
     repl = np.array([c.replace_node for c in t.causes], dtype=bool)
-    per_node = sum(c.rate_per_unit_hour * fp.units(c.unit) for c in t.causes if c.replace_node)
-    per_node = per_node / fp.nodes / _HOUR * f.rate_scale
+    per_node = float(rates[repl].sum()) / fp.nodes
     return JobFailureRates(
         table=t.name,
         source=t.source,
@@ -251,4 +300,6 @@ def job_failure_rates(scenario: Scenario, *, gpus: int | None = None) -> JobFail
         replace_node=repl,
         detection_s=det,
         node_replace_rate_per_node=per_node,
+        floor_rate=float(rates[job_level].sum()),
+        notes=(gen_note,) if gen_note else (),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -91,6 +91,21 @@ class CampaignResult:
     rates_table: str
     rates_source: str
     assumptions: tuple[str, ...] = ()
+    ettr_limits: dict[str, float] = field(default_factory=dict)  # share of wall clock lost, closed form
+    hot_spares: int = 0  # of ``spares``: nodes beside the cluster (the rest are idle cluster nodes)
+    spares_from: str = "given"
+    elastic: bool = False
+    checkpoint_persist_s: float = 0.0  # after the stall, until a save is safe on storage
+    checkpoint_coordination_s: float = 0.0
+    checkpoint_interval_floor_s: float = 0.0
+    job_floor_failures_per_day: float = 0.0  # the size-independent (non-hardware) part
+
+    @property
+    def limited_by(self) -> str:
+        """The largest ETTR loss (``ettr_limits`` key), or "" with none."""
+        if not self.ettr_limits:
+            return ""
+        return max(self.ettr_limits, key=lambda k: self.ettr_limits[k])
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {}
@@ -103,6 +118,7 @@ class CampaignResult:
                 d[k] = list(v)
             else:
                 d[k] = v
+        d["limited_by"] = self.limited_by
         d["wall_clock"] = d["wall_clock_s"]
         d["wall_clock_s"] = self.wall_clock_s.mean
         return d

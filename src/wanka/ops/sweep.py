@@ -60,7 +60,8 @@ def sweep_checkpoint_interval(
     """ETTR at each checkpoint interval (default: the optimum × 0.25 … 4)."""
     base = campaign_inputs(scenario, step_time_s=step_time_s)
     if intervals is None:
-        intervals = [base.optimal_interval_s * f for f in INTERVAL_FACTORS]
+        floor = base.interval_floor_s  # whole steps ≥ the persist time: shorter intervals are not allowed
+        intervals = sorted({max(floor, base.optimal_interval_s * f) for f in INTERVAL_FACTORS})
     pts = []
     for tau in intervals:
         inp = campaign_inputs(scenario, step_time_s=step_time_s, interval_s=float(tau))

@@ -23,8 +23,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +33,7 @@ from pydantic import BaseModel
 from wanka.errors import SpecError
 from wanka.planner.search import OBJECTIVES
 from wanka.spec import Scenario, load_scenario, parse_scenario
-from wanka.spec.io import deep_merge, read_yaml
+from wanka.spec.io import deep_merge, read_yaml, spec_class
 
 __all__ = ["MODES", "SweepJob", "SweepSpec", "load_sweep", "parse_sweep", "point_key", "point_scenario"]
 
@@ -114,16 +112,7 @@ def point_key(overrides: Mapping[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- field paths
-def _spec_class(annotation: Any) -> type[BaseModel] | None:
-    """The spec model inside ``X``, ``X | None`` or ``Optional[X]``, if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        for a in typing.get_args(annotation):
-            found = _spec_class(a)
-            if found is not None:
-                return found
-    return None
+_spec_class = spec_class
 
 
 def check_path(path: str, field: str) -> None:
@@ -207,59 +196,85 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
 
     if not isinstance(data, Mapping):
         raise SpecError(f"expected a mapping with base and axes, got {type(data).__name__}", source=source)
+    problems: list[SpecError] = []  # every independent problem is reported at once
+
+    def bad(message: str, field: str, loc: tuple[str, ...] = ()) -> None:
+        problems.append(err(message, field, loc))
+
     for k in data:
         if k not in _TOP_KEYS:
-            raise err(f"unknown field; allowed: {', '.join(_TOP_KEYS)}", str(k), (str(k),))
+            bad(f"unknown field; allowed: {', '.join(_TOP_KEYS)}", str(k), (str(k),))
+    base: Scenario | None = None
+    base_ref = ""
     if "base" not in data:
-        raise err("required field is missing (a preset name or scenario file)", "base")
-    here = Path(source).parent if source else None
-    base_ref = _base_ref(data["base"], here)
-    try:
-        base = load_scenario(base_ref)
-    except SpecError as e:
-        raise err(str(e), "base") from None
+        bad("required field is missing (a preset name or scenario file)", "base")
+    else:
+        here = Path(source).parent if source else None
+        try:
+            base_ref = _base_ref(data["base"], here)
+            base = load_scenario(base_ref)
+        except SpecError as e:
+            bad(e.detail if e.field == "base" else str(e), "base")
     mode = data.get("mode", "plan")
     if mode not in MODES:
-        raise err(f"= {mode!r}: must be one of {', '.join(MODES)}", "mode")
+        bad(f"= {mode!r}: must be one of {', '.join(MODES)}", "mode")
     policy = data.get("parallel", "keep")
     if policy not in POLICIES:
-        raise err(f"= {policy!r}: must be keep (the base strategy where it fits) or auto (search)", "parallel")
-    if base.model is None or base.training is None:
-        raise err(f"base scenario {base_ref!r} has no training job (model and training)", "base")
+        bad(f"= {policy!r}: must be keep (the base strategy where it fits) or auto (search)", "parallel")
+    if base is not None and (base.model is None or base.training is None):
+        bad(f"base scenario {base_ref!r} has no training job (model and training)", "base")
     axes_raw = data.get("axes")
-    if not isinstance(axes_raw, Mapping) or not axes_raw:
-        raise err("must map at least one dotted field path to a list of values", "axes")
     axes: list[tuple[str, tuple[Any, ...]]] = []
+    if not isinstance(axes_raw, Mapping) or not axes_raw:
+        bad("must map at least one dotted field path to a list of values", "axes")
+        axes_raw = {}
     for path, values in axes_raw.items():
         field = f"axes.{path}"
         try:
             check_path(path, field)
         except SpecError as e:
-            raise err(e.detail, field, ("axes", str(path))) from None
+            bad(e.detail, field, ("axes", str(path)))
+            continue
         if not isinstance(values, list) or not values:
-            raise err(f"= {values!r}: must be a non-empty list of values", field, ("axes", path))
+            bad(f"= {values!r}: must be a non-empty list of values", field, ("axes", path))
+            continue
         if len({point_key({"v": v}) for v in values}) != len(values):
-            raise err("lists a value twice", field, ("axes", path))
+            bad("lists a value twice", field, ("axes", path))
+            continue
         axes.append((path, tuple(values)))
     fixed_raw = data.get("set") or {}
     if not isinstance(fixed_raw, Mapping):
-        raise err("must map dotted field paths to values", "set")
+        bad("must map dotted field paths to values", "set")
+        fixed_raw = {}
     for path in fixed_raw:
         try:
             check_path(path, f"set.{path}")
         except SpecError as e:
-            raise err(e.detail, f"set.{path}", ("set", str(path))) from None
+            bad(e.detail, f"set.{path}", ("set", str(path)))
+            continue
         if path in axes_raw:
-            raise err("is also an axis; give it in one place", f"set.{path}", ("set", str(path)))
-    so = _options(data.get("search"), _SEARCH_KEYS, "search")
-    if so.get("objective", "time") not in OBJECTIVES:
-        raise err(f"= {so['objective']!r}: must be one of {', '.join(OBJECTIVES)}", "search.objective")
-    if not (1 <= so.get("top", 5) <= 100):
-        raise err(f"= {so['top']}: must be between 1 and 100", "search.top")
-    ro = _options(data.get("reliability"), _RELIABILITY_KEYS, "reliability")
-    if not (1 <= ro.get("replicas", 200) <= 100_000):
-        raise err(f"= {ro['replicas']}: must be between 1 and 100,000", "reliability.replicas")
-    base_data = base.model_dump(mode="json")
+            bad("is also an axis; give it in one place", f"set.{path}", ("set", str(path)))
+    so: dict[str, Any] = {}
+    ro: dict[str, Any] = {}
+    try:
+        so = _options(data.get("search"), _SEARCH_KEYS, "search")
+        if so.get("objective", "time") not in OBJECTIVES:
+            bad(f"= {so['objective']!r}: must be one of {', '.join(OBJECTIVES)}", "search.objective")
+        if not (1 <= so.get("top", 5) <= 100):
+            bad(f"= {so['top']}: must be between 1 and 100", "search.top")
+    except SpecError as e:
+        problems.append(err(e.detail, e.field or "search", tuple((e.field or "search").split("."))))
+    try:
+        ro = _options(data.get("reliability"), _RELIABILITY_KEYS, "reliability")
+        if not (1 <= ro.get("replicas", 200) <= 100_000):
+            bad(f"= {ro['replicas']}: must be between 1 and 100,000", "reliability.replicas")
+        if not (0 <= ro.get("seed", 0) <= 2**32 - 1):
+            bad(f"= {ro['seed']}: must be between 0 and 4,294,967,295", "reliability.seed")
+    except SpecError as e:
+        problems.append(err(e.detail, e.field or "reliability", tuple((e.field or "reliability").split("."))))
+    if problems or base is None:
+        raise SpecError.collect(problems)
+    base_data = base.model_dump(mode="json", exclude_unset=True)  # unset stays unset (fabric.tiers: auto)
     job = SweepJob(
         base=base_data,
         base_gpus=base.gpus,
@@ -277,6 +292,22 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
         size *= len(v)
     if size > MAX_POINTS:
         raise err(f"the axes make {size:,} points; at most {MAX_POINTS:,}", "axes")
+    # every `set:` value must be valid for its own field (else every point would fail the same way)
+    try:
+        point_scenario(job, {})
+    except SpecError as e:
+        for pr in e.problems:
+            hit = next(
+                (
+                    q
+                    for q in job.fixed
+                    if pr.field and not pr.cross_field and (pr.field == q[0] or pr.field.startswith(q[0] + "."))
+                ),
+                None,
+            )
+            if hit is not None:
+                detail = pr.detail if pr.detail.startswith("= ") else f"= {hit[1]!r}: {pr.detail}"
+                raise err(detail, f"set.{hit[0]}", ("set", hit[0])) from None
     # each value must be valid for its own field; rules across fields (domain size vs GPUs per node)
     # depend on the other axes and are checked per point, where a failure is stored as that point's error
     for path, values in axes:
@@ -284,8 +315,19 @@ def parse_sweep(data: Any, source: str | None = None, lines: Any = None) -> Swee
             try:
                 point_scenario(job, {path: v})
             except SpecError as e:
-                if e.field is not None and (e.field == path or e.field.startswith(path + ".")):
-                    raise err(f"= {v!r}: {e.detail}", f"axes.{path}", ("axes", path)) from None
+                own = next(
+                    (
+                        p
+                        for p in e.problems
+                        if p.field is not None
+                        and not p.cross_field  # a rule across fields is checked per point
+                        and (p.field == path or p.field.startswith(path + "."))
+                    ),
+                    None,
+                )
+                if own is not None:
+                    detail = own.detail if own.detail.startswith("= ") else f"= {v!r}: {own.detail}"
+                    raise err(detail, f"axes.{path}", ("axes", path)) from None
     ident = {
         "base": base_ref,
         "base_scenario": base_data,
@@ -304,5 +346,5 @@ def load_sweep(path: str | Path) -> SweepSpec:
     p = Path(path)
     if not p.exists():
         raise SpecError(f"no such sweep file: {p}", field="sweep")
-    data, lines = read_yaml(p)
+    data, lines = read_yaml(p, field="sweep file")
     return parse_sweep(data, str(p), lines)

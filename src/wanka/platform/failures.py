@@ -99,7 +99,12 @@ def cluster_failure_model(
 
     f = failures if failures is not None else FailureSpec()
     rates = job_failure_rates(Scenario(cluster=cluster, failures=f), gpus=cluster.gpus_per_node)
-    rate = rates.total
+    # the size-independent per-job floor (software causes) is spread over the nodes its table observed
+    from wanka.ops import failure_table
+
+    exp = failure_table(f.rates).exposure
+    share = cluster.gpus_per_node / exp.gpus if exp is not None else 0.0
+    rate = rates.total - rates.floor_rate + rates.floor_rate * share
     return FailureModel(
         node_mtbf_s=1.0 / rate if rate > 0 else float("inf"),
         repair_s=f.repair_s,

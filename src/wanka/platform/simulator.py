@@ -404,13 +404,12 @@ class Simulator:
             return 0.0, 0.0
         st = self.state
         G = st.G
-        counts = st.counts
-        k = np.arange(G + 1)
+        counts = st.counts  # a short Python list (G + 1 entries): plain arithmetic beats numpy here
         free = float(st.free_gpus)
         usable = 0.0
         g = q.min_small()
         if g:
-            usable += float((k[g:G] * counts[g:G]).sum()) + G * counts[G]
+            usable += float(sum(k * counts[k] for k in range(g, G))) + G * counts[G]
         else:
             n = q.min_whole()
             if n and counts[G] >= n:

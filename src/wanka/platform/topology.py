@@ -1,31 +1,23 @@
 """Placement domains of a cluster: how many nodes share a leaf, how many leaves share a pod.
 
 The scheduler needs only the grouping, not the links: a job inside one leaf crosses no spine, a
-job inside one pod crosses no core. :func:`placement_domains` derives the grouping from the
-cluster's fabric with the folded-Clos (fat-tree) port count, and is the one place to swap in the
-network layer's topology builder later.
+job inside one pod crosses no core. :func:`placement_domains` reads the grouping off the network
+layer's fabric (:func:`wanka.network.topology.build_topology`, the one topology model of wanka, also
+used by the flow simulator and the facility's bill of materials), so the scheduler, the network and
+the facility see the same leaves and pods:
+
+- nodes per leaf: a rail-optimised fabric's *leaf group* (the ``gpus_per_node`` rail leaves that serve
+  the same nodes) or a top-of-rack leaf's whole nodes, as the fabric builder populates them;
+- leaves per pod: leaf groups under one pod's spines (3 tiers), all of them (2 tiers), 1 (1 tier);
+- nodes per scale-up domain = ``domain_size / gpus_per_node`` (at least 1).
+
+A switch the catalog lacks falls back to the default switch of the fabric's kind, listed in
+:attr:`PlacementDomains.assumptions`; a fabric that cannot be built is an error, as everywhere.
 
 >>> from wanka.spec import ClusterSpec
 >>> d = placement_domains(ClusterSpec(accelerator="H100", nodes=2048))
 >>> d.nodes_per_leaf, d.leaves_per_pod
-(32, 64)
-
-Derivation (Leiserson, "Fat-trees", IEEE ToC 1985; Al-Fares et al., SIGCOMM 2008):
-
-- ports at the NIC speed: ``radix = ports × floor(port_gbps / nic_gbps)`` (breakout; a 64×800G
-  switch is 128×400G), at least ``ports``;
-- a leaf with oversubscription ``o`` (down:up) gives ``floor(radix · o / (o + 1))`` ports down
-  (``radix / 2`` when non-blocking); a one-tier fabric has every port down;
-- nodes per leaf = ``floor(downlinks / nics_per_node)``. In a rail-optimised fabric each node's
-  NIC *r* goes to the leaf of rail *r*; the ``nics_per_node`` rail leaves that serve the same nodes
-  form a *leaf group*, which serves ``downlinks`` nodes and is treated as the leaf here;
-- leaves per pod: in two tiers every spine port goes down, so ``radix`` leaves share the spines;
-  in three or more tiers a spine keeps half its ports for the core, so ``radix // 2``;
-- nodes per scale-up domain = ``domain_size / gpus_per_node`` (at least 1).
-
-Switch radix comes from ``wanka.catalog.switch(cluster.fabric.switch)``. Where the fabric names no
-switch, or the catalog lacks it, the documented defaults below are used (explicit fallback, listed
-in :attr:`PlacementDomains.assumptions`).
+(32, 4)
 """
 
 from __future__ import annotations
@@ -93,21 +85,6 @@ class PlacementDomains:
         }
 
 
-def _switch_ports(cluster: ClusterSpec, notes: list[str]) -> tuple[str, int, float]:
-    """(name, ports, port Gb/s) of the fabric's switch: catalog first, documented default second."""
-    default = DEFAULT_SWITCHES[cluster.fabric.kind]
-    name = cluster.fabric.switch or default.catalog_name
-    try:
-        sw = catalog_switch(name)
-        return sw.name, sw.radix, sw.port_bandwidth * 8 / 1e9
-    except CatalogError:
-        if cluster.fabric.switch:
-            notes.append(f"switch {name!r} not in the catalog; assumed {default.source}")
-        else:
-            notes.append(f"no switch named; assumed {default.source}")
-        return default.catalog_name, default.ports, default.port_gbps
-
-
 def _nics_per_node(cluster: ClusterSpec, notes: list[str]) -> int:
     if cluster.node:
         from wanka.catalog import node as catalog_node
@@ -123,39 +100,38 @@ def _nics_per_node(cluster: ClusterSpec, notes: list[str]) -> int:
 
 
 def placement_domains(cluster: ClusterSpec) -> PlacementDomains:
-    """Leaf, pod and scale-up grouping of ``cluster`` derived from its fabric (see module docstring)."""
+    """Leaf, pod and scale-up grouping of ``cluster``, read off the network layer's fabric."""
+    from wanka.network.topology import build_topology, default_switch
+
     notes: list[str] = []
-    fabric = cluster.fabric
-    name, ports, port_gbps = _switch_ports(cluster, notes)
+    override = None
+    if cluster.fabric.switch:
+        try:
+            catalog_switch(cluster.fabric.switch)
+        except CatalogError:
+            override = default_switch(cluster.fabric.kind)
+            notes.append(f"switch {cluster.fabric.switch!r} not in the catalog; assumed {override.name}")
+    t = build_topology(cluster, switch_override=override)
     nics = _nics_per_node(cluster, notes)
-    nic_gbps = fabric.nic_gbps_per_gpu * cluster.gpus_per_node / nics
-    radix = ports * max(1, math.floor(port_gbps / nic_gbps))  # breakout to the NIC speed
-    ports_per_nic = max(1, math.ceil(nic_gbps / port_gbps))  # a NIC faster than a port takes several
-    if fabric.tiers == 1:
-        downlinks = radix
+    gpn = cluster.gpus_per_node
+    group = gpn if t.rail_optimized and t.tiers > 1 else 1  # rail leaves serving the same nodes
+    if t.tiers == 1:
+        nodes_per_leaf, leaves_per_pod = cluster.nodes, 1
     else:
-        o = fabric.oversubscription
-        downlinks = max(1, math.floor(radix * o / (o + 1)))  # down:up = o:1
-    node_ports = ports_per_nic if fabric.rail_optimized else nics * ports_per_nic
-    nodes_per_leaf = max(1, downlinks // node_ports)
-    if fabric.tiers == 1:
-        leaves_per_pod = 1
-    elif fabric.tiers == 2:
-        leaves_per_pod = radix  # spine ports all face leaves
-    else:
-        leaves_per_pod = max(1, radix // 2)  # half the spine ports face the core
+        nodes_per_leaf = t.nodes_per_leaf
+        per_pod = t.leaves if t.tiers == 2 else t.leaves_per_pod
+        leaves_per_pod = max(1, math.ceil(per_pod / group))
     d = cluster.scale_up.domain_size
-    nodes_per_domain = max(1, d // cluster.gpus_per_node)
-    if fabric.planes > 1:
-        notes.append(f"{fabric.planes} fabric planes treated as one for placement")
+    if cluster.fabric.planes > 1:
+        notes.append(f"{cluster.fabric.planes} fabric planes treated as one for placement")
     return PlacementDomains(
         nodes_per_leaf=nodes_per_leaf,
         leaves_per_pod=leaves_per_pod,
-        nodes_per_domain=nodes_per_domain,
-        radix=radix,
-        downlinks=downlinks,
+        nodes_per_domain=max(1, d // gpn),
+        radix=t.radix,
+        downlinks=t.endpoints_per_leaf * t.ports_per_endpoint,
         nics_per_node=nics,
-        switch=name,
-        rail_optimized=fabric.rail_optimized,
+        switch=t.switch_name or "",
+        rail_optimized=t.rail_optimized,
         assumptions=tuple(notes),
     )

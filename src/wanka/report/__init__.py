@@ -10,7 +10,6 @@
 from wanka.report.claims import ClaimResult, evaluate_claims, judge, load_claims
 from wanka.report.compare import Assumption, ClusterReport, Comparison, SameJob, compare, move_job
 from wanka.report.i18n import LANGS, check_lang, label
-from wanka.report.picker import PickResult, pick_strategy, with_strategy
 from wanka.report.scaling import ScalingResult, scaling_efficiency
 
 __all__ = [
@@ -19,7 +18,6 @@ __all__ = [
     "ClaimResult",
     "ClusterReport",
     "Comparison",
-    "PickResult",
     "SameJob",
     "ScalingResult",
     "check_lang",
@@ -29,7 +27,5 @@ __all__ = [
     "label",
     "load_claims",
     "move_job",
-    "pick_strategy",
     "scaling_efficiency",
-    "with_strategy",
 ]

@@ -9,7 +9,7 @@ infrastructure layer counts and peaks. Every result carries its arithmetic and a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -18,7 +18,7 @@ import yaml
 
 from wanka.engine import StepResult, estimate_step
 from wanka.errors import InfeasibleError, SpecError, WankaError
-from wanka.report.picker import pick_strategy
+from wanka.service import assess, choose_strategy
 from wanka.spec import Scenario, load_scenario, parse_scenario
 
 __all__ = ["OPTIMISTIC_LIMIT", "ClaimResult", "Verdict", "evaluate_claims", "judge", "load_claims"]
@@ -71,6 +71,8 @@ class ClaimResult:
     explanation: str
     arithmetic: tuple[str, ...]
     values: dict[str, Any] = field(default_factory=dict)
+    explanation_zh: str = ""
+    computed_zh: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +81,8 @@ class ClaimResult:
             "computed": self.computed,
             "verdict": self.verdict,
             "explanation": self.explanation,
+            "explanation_zh": self.explanation_zh,
+            "computed_zh": self.computed_zh,
             "factor": self.factor,
             "direction": self.direction,
             "quote": self.quote,
@@ -115,28 +119,22 @@ class _Runs:
         """The scenario's job through the engine; a picked strategy when the preset's cannot run."""
         key = s.model_dump_json()
         if key not in self._steps:
+            a = assess(s, ("engine",))
+            if a.step is None:
+                raise InfeasibleError(a.errors.get("engine", f"{s.name}: the engine gave no result"))
             note = None
-            try:
-                if s.parallel is None:
-                    raise InfeasibleError("no strategy")
-                r = estimate_step(s)
-            except InfeasibleError as e:
-                p = pick_strategy(s)
-                note = f"preset strategy cannot run ({e}); picked {_strat(p.strategy)}"
-                s = p.scenario
-                r = estimate_step(s)
-            self._steps[key] = (s, r, note)
+            if a.strategy is not None and a.strategy.searched:
+                r0 = a.step.strategy
+                why = f"preset strategy cannot run ({a.strategy.why})" if a.strategy.why else "no preset strategy"
+                note = f"{why}; wanka search picked {_strat(r0)}"
+            self._steps[key] = (a.scenario, a.step, note)
         return self._steps[key]
 
     def campaign(self, s: Scenario, r: StepResult) -> Any:
-        from wanka.ops import simulate_campaign
-
-        data = s.model_dump(mode="python")
-        data["campaign_days"] = None  # until the tokens are trained
-        s2 = parse_scenario(data, source=s.name)
-        return simulate_campaign(
-            s2, step_time_s=r.step_time_s, tokens_per_step=r.tokens_per_step, seed=self.seed, replicas=_REPLICAS
-        )
+        a = assess(s, ("engine", "ops"), seed=self.seed, replicas=_REPLICAS, until_trained=True)
+        if a.campaign is None:
+            raise WankaError(a.errors.get("ops") or a.errors.get("engine") or "no campaign")
+        return a.campaign
 
 
 def _strat(st: dict[str, Any]) -> str:
@@ -351,11 +349,11 @@ def _cards_for_job(c: dict[str, Any], runs: _Runs) -> ClaimResult:
         data["training"] = {**data["training"], "precision": prec}
         s = parse_scenario(data, source=f"claim {c['id']}")
         try:
-            p = pick_strategy(s)
+            picked, _choice = choose_strategy(s)
         except InfeasibleError as e:
             arith.append(f"{prec}: no strategy runs ({e})")
             continue
-        r = estimate_step(p.scenario)
+        r = estimate_step(picked)
         d = r.time_to_train_s / DAY
         arith.append(
             f"{prec} on {cl['nodes'] * cl['gpus_per_node']:,} x {cl['accelerator']} ({_strat(r.strategy)}, "
@@ -503,7 +501,7 @@ def _layer_map(c: dict[str, Any], runs: _Runs) -> ClaimResult:
     try:
         from wanka.facility import assess
 
-        f = assess(s, utilization=r.mfu)
+        f = assess(s, utilization=r.mfu, hfu=min(max(r.hfu, 0.0), 1.0))
         lines.append(
             f"机房配套层 -> wanka.facility: PUE {f.pue:.2f}, {f.facility_power_w / 1e6:,.1f} MW, "
             f"{f.racks:,} racks of {f.rack_power_w / 1e3:.0f} kW"
@@ -570,5 +568,115 @@ def evaluate_claims(*, seed: int = 0, only: list[str] | None = None) -> list[Cla
         fn = _KINDS.get(kind)
         if fn is None:
             raise SpecError(f"= {kind!r}: unknown kind; known: {', '.join(_KINDS)}", field=f"{c['id']}.evaluate.kind")
-        out.append(fn(c, runs))
+        r = fn(c, runs)
+        ev = c["evaluate"]
+        out.append(replace(r, explanation_zh=explain_zh(kind, r, ev), computed_zh=computed_zh(kind, r, ev)))
     return out
+
+
+# ---------------------------------------------------------------- Chinese explanations
+_WHAT_ZH = {
+    "time_on_peak": "训练时间",
+    "time_at_peak_range": "训练时间",
+    "campaign_time": "训练时长",
+    "cards_for_job": "卡数",
+}
+
+
+def _verdict_zh(r: ClaimResult, what: str) -> str:
+    f = r.factor
+    if r.verdict == "consistent":
+        return f"一致：计算的{what}落在文章数字的范围内（×{f or 1:.2f}）"
+    if r.direction == "article-favourable":
+        word = "偏乐观" if r.verdict == "optimistic" else "不一致"
+        return f"{word}：文章的{what}比计算结果有利 {f or 0:.1f} 倍"
+    return f"不一致：文章的{what}比计算结果保守（不利）{f or 0:.1f} 倍"
+
+
+def _days_zh(d: float) -> str:
+    return f"{d:,.0f} 天（{d / YEAR_DAYS:.2f} 年）" if d >= 365 else f"{d:,.1f} 天"
+
+
+def explain_zh(kind: str, r: ClaimResult, ev: dict[str, Any]) -> str:
+    """The explanation of ``r`` in Chinese, from the same numbers as the English one."""
+    v = r.values
+    head = _verdict_zh(r, _WHAT_ZH.get(kind, "数字"))
+    if kind == "time_on_peak" and "days" in v:
+        return (
+            f"{head}。按引擎给出的 {v['mfu']:.0%} MFU，1,000 PFLOPS 需要 {_days_zh(v['days'])}；"
+            f"三年意味着 MFU 只有 {v['implied_mfu']:.0%}，若 15 TB 指 15 万亿 token（每 token 1 字节）"
+            f"则约为 {4 * v['implied_mfu']:.0%}。"
+        )
+    if kind == "time_at_peak_range" and "days" in v:
+        need = list(v["peak_needed_flops"].values())
+        return (
+            f"{head}。10,000 PFLOPS 在 {v['mfu']:.0%} MFU 下 {_days_zh(v['days'])} 完成；两周需要 "
+            f"{need[0] / 1e15:,.0f} PFLOPS，一个月需要 {need[-1] / 1e15:,.0f} PFLOPS。文章的两处数字彼此不一致："
+            f"1,000P 需三年意味着 10,000P 需约 {YEAR_DAYS * 3 / 10:,.0f} 天，而不是 14–30 天。"
+        )
+    if kind == "campaign_time" and "days_wall" in v:
+        return (
+            f"{head}：含故障的墙钟时间 {_days_zh(v['days_wall'])}（稳态 {_days_zh(v['days_steady'])}，MFU "
+            f"{v['mfu']:.0%}，每日 {v['failures_per_day']:.1f} 次中断，有效训练时长 ETTR {v['ettr']:.0%}）；"
+            "输入来自传闻（SemiAnalysis 2023），见预置的假设。"
+        )
+    if kind == "cards_for_job":
+        if "cards_needed" not in v:
+            return "不一致：在文章给出的集群上，该任务的任何并行策略都放不下。"
+        return (
+            f"{head}：1,000 张 H100 需要 {_days_zh(v['days_on_claimed_cards'])}（{v['precision'].upper()}），"
+            f"要在 {float(ev['claimed_days']):g} 天内完成约需 {v['cards_needed']:,.0f} 张 H100。"
+        )
+    if kind == "scale_point":
+        lo, hi = _range(ev["claimed"])
+        claim = f"{lo:,.0f}" if lo == hi else f"{lo:,.0f}–{hi:,.0f}"
+        tail = ""
+        if "ettr" in v:
+            tail = (
+                f"在这个规模下，其训练任务每日 {v['failures_per_day']:.1f} 次中断，任务级 MTBF "
+                f"{v['job_mtbf_s'] / 3600:.1f} 小时，有效训练时长 ETTR {v['ettr']:.0%}（长稳可靠）。"
+            )
+        word = {"consistent": "一致", "optimistic": "偏乐观", "inconsistent": "不一致"}.get(r.verdict, r.verdict)
+        return f"{word}：预置模型含 {v['accelerators']:,} 张加速卡，文章为 {claim}。{tail}"
+    if kind == "speedup" and "speedup" in v:
+        return (
+            f"规模带来的加速至多是线性的：卡数 {v['gpu_ratio']:,.0f} 倍 × 单卡峰值 {v['peak_ratio']:.1f} 倍 × "
+            f"效率 {v['efficiency']:.2f} = {v['speedup']:,.0f} 倍，并非“指数级”。"
+        )
+    if kind == "silent":
+        return (
+            f"文章宣称有 {ev.get('count', '')} 大核心原则，但冒号后没有列出任何一条；wanka 不替它编造。"
+            "文中其他地方提到的：高效训练 → wanka.engine（MFU、线性加速比）；"
+            "长稳可靠 → wanka.ops（每日故障、MTBF、ETTR）。"
+        )
+    if kind == "layer_map":
+        return f"四层一域是架构而非数字；每一层对应一个 wanka 包，并给出它为 {r.scenario} 计算的一个数字。"
+    return r.explanation
+
+
+def computed_zh(kind: str, r: ClaimResult, ev: dict[str, Any]) -> str:
+    """The computed figure of ``r`` in Chinese (the same numbers as ``r.computed``)."""
+    v = r.values
+    if kind == "time_on_peak" and "days" in v:
+        return f"{_days_zh(v['days'])}（MFU {v['mfu']:.0%}）"
+    if kind == "time_at_peak_range" and "days" in v:
+        return f"{float(ev['peak_pflops']):,.0f} PFLOPS 上 {_days_zh(v['days'])}（MFU {v['mfu']:.0%}）"
+    if kind == "campaign_time" and "days_wall" in v:
+        return f"含故障 {_days_zh(v['days_wall'])}（稳态 {_days_zh(v['days_steady'])}，MFU {v['mfu']:.0%}）"
+    if kind == "cards_for_job" and "cards_needed" in v:
+        return (
+            f"{float(ev['claimed_cards']):,.0f} 张：{_days_zh(v['days_on_claimed_cards'])}；"
+            f"{float(ev['claimed_days']):g} 天需 {v['cards_needed']:,.0f} 张"
+        )
+    if kind == "scale_point" and "accelerators" in v:
+        return f"{v['accelerators']:,} 张加速卡，{v['peak_flops'] / 1e15:,.0f} PFLOPS"
+    if kind == "speedup" and "speedup" in v:
+        return (
+            f"卡数 {v['gpu_ratio']:,.0f} 倍 × 单卡峰值 {v['peak_ratio']:.1f} 倍，快 {v['speedup']:,.0f} 倍"
+            f"（效率 {v['efficiency']:.2f}）"
+        )
+    if kind == "silent":
+        return "无可计算：原则未列出"
+    if kind == "layer_map":
+        return "五个层/域均已对应"
+    return r.computed

@@ -7,7 +7,8 @@ wall clock (``wanka.ops``, ``wanka.storage``), fabric tiers, switches and optics
 the inputs rest on, with where it comes from.
 
 The job: each preset's own (model, tokens, strategy), or with ``job=MODEL`` one model and token
-budget on every cluster, its strategy picked per cluster (:mod:`wanka.report.picker`). Without
+budget on every cluster, its strategy and GPU count from the shared search
+(:func:`wanka.service.choose_strategy`, search preset ``place``). Without
 ``job``, a "same job" block also puts the largest cluster's job on every other cluster. Campaigns
 run until the job's tokens are trained (a preset's fixed ``campaign_days`` window is dropped).
 """
@@ -18,10 +19,10 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wanka.engine import BREAKDOWN_KEYS, StepResult, estimate_step
+from wanka.engine import BREAKDOWN_KEYS, StepResult
 from wanka.errors import InfeasibleError, SpecError, WankaError
-from wanka.report.picker import PickResult, pick_strategy
 from wanka.report.scaling import ScalingResult, scaling_efficiency
+from wanka.service import Assessment, Assumption, StrategyChoice, assess, choose_strategy
 from wanka.spec import Scenario, load_model, parse_scenario
 from wanka.workload import parameter_count
 
@@ -42,14 +43,7 @@ DEFAULT_BATCH_TOKENS = 16 * 2**20  # Llama 3 405B's final batch, 16M tokens (arX
 MC_REPLICAS = 200  # modest: the mean ETTR's standard error is ~0.1 % at this size
 SWEEP_REPLICAS = 60
 SIZE_POINTS = 24
-
-
-@dataclass(frozen=True)
-class Assumption:
-    """An input that is not published, and which layer or file states it."""
-
-    origin: str  # preset | engine | ops | storage | network | facility | report
-    text: str
+OWN_JOB_PRESET = "search"  # a scenario's own job keeps its GPU count (wanka.planner.pick.DEFAULT_PRESET)
 
 
 @dataclass(frozen=True)
@@ -89,6 +83,7 @@ class ClusterReport:
     assumptions: tuple[Assumption, ...]
     sources: tuple[str, ...]
     errors: dict[str, str] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)  # the scenario as run (JSON mode)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +101,7 @@ class ClusterReport:
             "assumptions": [asdict(a) for a in self.assumptions],
             "sources": list(self.sources),
             "errors": dict(self.errors),
+            "scenario_spec": dict(self.spec),
         }
 
 
@@ -117,11 +113,13 @@ class Comparison:
     job_model: str | None
     clusters: tuple[ClusterReport, ...]
     definitions: dict[str, str]
+    story: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "job_mode": self.job_mode,
             "job_model": self.job_model,
+            "story": dict(self.story),
             "definitions": dict(self.definitions),
             "clusters": [c.to_dict() for c in self.clusters],
         }
@@ -143,19 +141,25 @@ DEFINITIONS = {
 
 
 # ---------------------------------------------------------------- job placement
-def move_job(target: Scenario, *, model: Any, training: dict[str, Any], note: str) -> tuple[Scenario, PickResult]:
+def move_job(
+    target: Scenario, *, model: Any, training: dict[str, Any], note: str, preset: str = "place"
+) -> tuple[Scenario, StrategyChoice]:
     """``target``'s cluster (and its failure, checkpoint and facility inputs) running another job.
 
-    ``model`` is a ModelSpec, ``training`` a TrainingSpec mapping; the strategy is picked.
+    ``model`` is a ModelSpec, ``training`` a TrainingSpec mapping; the strategy and the GPU count
+    come from the shared search (:func:`wanka.service.choose_strategy`).
     """
+    return choose_strategy(job_on(target, model=model, training=training, note=note), preset)
+
+
+def job_on(target: Scenario, *, model: Any, training: dict[str, Any], note: str) -> Scenario:
+    """``target``'s cluster with another job and no strategy (the service searches one)."""
     data = target.model_dump(mode="python")
     data.update(
         model=model.model_dump(mode="python"), training=dict(training), parallel=None, job_gpus=None, campaign_days=None
     )
     data["assumptions"] = [*target.assumptions, note]
-    s = parse_scenario(data, source=f"{target.name} with {model.name}")
-    pick = pick_strategy(s)
-    return pick.scenario, pick
+    return parse_scenario(data, source=f"{target.name} with {model.name}")
 
 
 def _job_training(model: Any, tokens: float | None, batch_tokens: float) -> dict[str, Any]:
@@ -171,15 +175,17 @@ def _job_training(model: Any, tokens: float | None, batch_tokens: float) -> dict
     }
 
 
-def _windowless(s: Scenario) -> Scenario:
-    if s.campaign_days is None:
-        return s
-    data = s.model_dump(mode="python")
-    data["campaign_days"] = None
-    return parse_scenario(data, source=s.name)
-
-
 # ---------------------------------------------------------------- sections
+def _dedupe(items: list[Assumption]) -> tuple[Assumption, ...]:
+    seen: set[str] = set()
+    out = []
+    for a in items:
+        if a.text not in seen:
+            seen.add(a.text)
+            out.append(a)
+    return tuple(out)
+
+
 def _scale(s: Scenario) -> tuple[dict[str, Any], dict[str, float], list[Assumption]]:
     from wanka.infra import inventory
 
@@ -198,13 +204,18 @@ def _scale(s: Scenario) -> tuple[dict[str, Any], dict[str, float], list[Assumpti
     return scale, dict(inv.peak_flops), [Assumption("infra", n) for n in inv.notes]
 
 
-def _job(s: Scenario, step: StepResult, source: str, pick: PickResult | None) -> dict[str, Any]:
+def _job(s: Scenario, step: StepResult, choice: StrategyChoice | None) -> dict[str, Any]:
     assert s.model is not None and s.training is not None
     pc = parameter_count(s.model)
+    if choice is None or not choice.searched:
+        source = "preset"
+    else:
+        source = "picked" if not choice.why else "picked (preset infeasible)"
     return {
         "model": s.model.name,
         "params": pc.total,
         "active_params": pc.active,
+        "moe": s.model.moe is not None,
         "tokens": s.training.tokens,
         "global_batch_seqs": s.training.global_batch_seqs,
         "seq_len": s.seq_len,
@@ -212,7 +223,7 @@ def _job(s: Scenario, step: StepResult, source: str, pick: PickResult | None) ->
         "precision": s.training.precision,
         "strategy": dict(step.strategy),
         "strategy_source": source,
-        "picker": None if pick is None else pick.to_dict(),
+        "strategy_search": None if choice is None or not choice.searched else choice.to_dict(),
     }
 
 
@@ -233,16 +244,12 @@ def _efficiency(step: StepResult, sc: ScalingResult | None) -> dict[str, Any]:
     }
 
 
-def _reliability(
-    s: Scenario, step: StepResult, seed: int, replicas: int
-) -> tuple[dict[str, Any], dict[str, Any], list[Assumption]]:
-    from wanka.ops import job_failure_rates, simulate_campaign, sweep_checkpoint_interval
-    from wanka.storage import checkpoint_io
+def _reliability(a: Assessment, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    from wanka.ops import job_failure_rates, sweep_checkpoint_interval
 
-    c = simulate_campaign(
-        s, step_time_s=step.step_time_s, tokens_per_step=step.tokens_per_step, seed=seed, replicas=replicas
-    )
-    io = checkpoint_io(s)
+    s, step, c, io = a.scenario, a.step, a.campaign, a.checkpoint
+    if c is None or io is None or step is None:
+        return {}, {}
     rel = {
         "failures_per_day": c.failures_per_day,
         "job_mtbf_s": c.job_mtbf_s,
@@ -252,6 +259,8 @@ def _reliability(
         "checkpoint_blocking_s": io.blocking_s,
         "checkpoint_save_s": io.save_s,
         "checkpoint_load_s": io.load_s,
+        "checkpoint_write_bandwidth": io.write_bandwidth,
+        "checkpoint_limited_by": io.limited_by,
         "checkpoint_interval_s": c.checkpoint_interval_s,
         "ettr": c.ettr.mean,
         "ettr_p5": c.ettr.p5,
@@ -259,11 +268,13 @@ def _reliability(
         "ettr_analytic": c.ettr_analytic,
         "goodput": c.goodput.mean,
         "wall_clock_s": c.wall_clock_s.mean,
-        "replicas": replicas,
+        "replicas": c.replicas,
         "seed": seed,
         "rates_table": c.rates_table,
     }
-    notes = [Assumption("ops", a) for a in c.assumptions] + [Assumption("storage", a) for a in io.assumptions]
+    if a.data_read is not None:
+        d = a.data_read
+        rel["data_read"] = {"demand_bytes_per_s": d.demand, "supply_bytes_per_s": d.supply, "ok": bool(d.ok)}
     series: dict[str, Any] = {}
     # ETTR vs checkpoint interval; an async save's optimum can be a few seconds (Young/Daly counts only
     # the stall), so the sweep spans the optimum to the persisted save time x 8
@@ -282,11 +293,11 @@ def _reliability(
     series["failures_vs_size"] = [
         {"gpus": g, "failures_per_day": job_failure_rates(s, gpus=g).total * DAY} for g in sizes
     ]
-    return rel, series, notes
+    return rel, series
 
 
-def _network(s: Scenario) -> tuple[dict[str, Any], list[Assumption]]:
-    fab = s.cluster.fabric
+def _network(a: Assessment) -> dict[str, Any]:
+    fab = a.scenario.cluster.fabric
     out: dict[str, Any] = {
         "kind": fab.kind,
         "tiers": fab.tiers,
@@ -295,33 +306,28 @@ def _network(s: Scenario) -> tuple[dict[str, Any], list[Assumption]]:
         "planes": fab.planes,
         "oversubscription": fab.oversubscription,
     }
-    try:
-        from wanka.network.bom import bill_of_materials
-    except ImportError:  # the network layer's BOM is optional (built concurrently)
-        out["error"] = "wanka.network.bom is not available in this build"
-        return out, []
-    bom = bill_of_materials(s.cluster)
+    bom = a.network
+    if bom is None:
+        out["error"] = a.errors.get("network", "not computed")
+        return out
     out.update(
-        tiers=getattr(bom, "tiers", fab.tiers),
-        switch=getattr(bom, "switch", fab.switch),
-        switches_per_tier=dict(getattr(bom, "switches_per_tier", {}) or {}),
-        switches=getattr(bom, "switch_count", None),
-        optics=getattr(bom, "optics_count", None),
-        optics_by_type=dict(getattr(bom, "optics_by_type", {}) or {}),
-        bisection_bytes_per_s=getattr(bom, "bisection_bytes_per_s", None),
-        network_power_w=getattr(bom, "network_power_w", None),
+        tiers=bom.tiers,
+        switch=bom.switch,
+        switches_per_tier=dict(bom.switches_per_tier),
+        switches=bom.switch_count,
+        optics=bom.optics_count,
+        optics_by_type=dict(bom.optics_by_type),
+        bisection_bytes_per_s=bom.bisection_bytes_per_s,
+        network_power_w=bom.network_power_w,
     )
-    missing = [k for k in ("switches", "optics", "bisection_bytes_per_s") if out[k] is None]
-    if missing:
-        out["error"] = f"the network layer does not report {', '.join(missing)} yet"
-    return out, [Assumption("network", a) for a in getattr(bom, "assumptions", ())]
+    return out
 
 
-def _facility(s: Scenario, mfu: float, wall_clock_s: float | None) -> tuple[dict[str, Any], list[Assumption]]:
-    from wanka.facility import assess
-
-    f = assess(s, utilization=min(max(mfu, 0.0), 1.0), wall_clock_s=wall_clock_s)
-    out = {
+def _facility(a: Assessment) -> dict[str, Any]:
+    f = a.facility
+    if f is None:
+        return {}
+    return {
         "cooling": f.cooling,
         "pue": f.pue,
         "utilization": f.utilization,
@@ -342,39 +348,36 @@ def _facility(s: Scenario, mfu: float, wall_clock_s: float | None) -> tuple[dict
         "wall_clock_s": f.wall_clock_s,
         "wall_clock_from": f.wall_clock_from,
         "energy_j": f.energy_j,
-        "energy_cost_usd": f.energy_cost,
+        "energy_cost_usd": f.energy_cost if f.currency == "USD" else None,
+        "energy_cost": f.energy_cost,
+        "currency": f.currency,
+        "price_per_kwh": f.price_per_kwh,
+        "grid_kgco2_per_kwh": f.grid_kgco2_per_kwh,
+        "gpu_hours": f.gpu_hours,
+        "model_card_energy_j": f.model_card_energy_j,
+        "model_card_co2_kg": f.model_card_co2_kg,
+        "power_swing_w": f.power_swing_w,
         "co2_kg": f.co2_kg,
         "capex_usd": f.capex_usd,
     }
-    return out, [Assumption("facility", a) for a in f.assumptions]
 
 
 def _same_job(target: Scenario, source: Scenario, seed: int) -> SameJob:
     assert source.model is not None and source.training is not None
     tr = source.training.model_dump(mode="python")
     tr["seq_len"] = source.seq_len
-    s, _pick = move_job(
+    s, _choice = move_job(
         target,
         model=source.model,
         training=tr,
         note=f"same job as {source.name}: its model, tokens and batch, strategy picked here",
     )
-    step = estimate_step(s)
-    wall = ettr = None
-    note = None
-    try:
-        from wanka.ops import simulate_campaign
-
-        c = simulate_campaign(
-            s,
-            step_time_s=step.step_time_s,
-            tokens_per_step=step.tokens_per_step,
-            seed=seed,
-            replicas=max(20, MC_REPLICAS // 4),
-        )
-        wall, ettr = c.wall_clock_s.mean, c.ettr.mean
-    except WankaError as e:
-        note = f"campaign not simulated: {e}"
+    a = assess(s, ("engine", "ops"), seed=seed, replicas=max(20, MC_REPLICAS // 4))
+    step = a.step
+    if step is None:
+        raise InfeasibleError(a.errors.get("engine", "the engine gave no result"))
+    c = a.campaign
+    note = None if c is not None else f"campaign not simulated: {a.errors.get('ops', '')}"
     return SameJob(
         source.name,
         source.model.name,
@@ -383,55 +386,31 @@ def _same_job(target: Scenario, source: Scenario, seed: int) -> SameJob:
         dict(step.strategy),
         step.mfu,
         step.time_to_train_s,
-        wall,
-        ettr,
+        None if c is None else float(c.wall_clock_s.mean),
+        None if c is None else float(c.ettr.mean),
         note,
     )
-
-
-def _dedupe(items: list[Assumption]) -> tuple[Assumption, ...]:
-    seen: set[str] = set()
-    out = []
-    for a in items:
-        if a.text not in seen:
-            seen.add(a.text)
-            out.append(a)
-    return tuple(out)
 
 
 def cluster_report(
     s: Scenario,
     *,
-    pick: PickResult | None = None,
     same_as: Scenario | None = None,
     seed: int = 0,
     replicas: int = MC_REPLICAS,
+    assessment: Assessment | None = None,
+    preset: str = "place",
 ) -> ClusterReport:
-    """Every section of compare for one scenario (its training job must be set)."""
-    s = _windowless(s)
-    notes: list[Assumption] = [Assumption("preset", a) for a in s.assumptions]
-    errors: dict[str, str] = {}
-    if pick is None and s.parallel is None:
-        pick = pick_strategy(s)
-        s = pick.scenario
-    source = "preset" if pick is None else "picked"
-    try:
-        step = estimate_step(s)
-    except InfeasibleError as e:
-        if pick is not None:
-            raise
-        pick = pick_strategy(s)
-        notes.append(Assumption("report", f"the preset's strategy cannot run ({e}); a strategy was picked"))
-        s, source = pick.scenario, "picked (preset infeasible)"
-        step = estimate_step(s)
-    if pick is not None:
-        notes.append(
-            Assumption(
-                "report",
-                f"strategy picked among {pick.candidates:,} candidates ({pick.feasible:,} feasible): {pick.rule}",
-            )
-        )
-    notes += [Assumption("engine", a) for a in step.assumptions]
+    """Every section of compare for one scenario (its training job must be set), from one assessment.
+
+    ``preset``: the search when the scenario gives no strategy (``place`` for a job moved onto the
+    cluster, ``search`` for a scenario's own job)."""
+    a = assessment or assess(s, seed=seed, replicas=replicas, until_trained=True, preset=preset)
+    if a.step is None:
+        raise InfeasibleError(a.errors.get("engine", f"scenario {s.name!r}: the engine gave no result"))
+    s, step = a.scenario, a.step
+    notes: list[Assumption] = list(a.assumptions)
+    errors = {k: v for k, v in a.errors.items() if k != "engine"}
     scale, peaks, inv_notes = _scale(s)
     notes += inv_notes
     sc = None
@@ -442,23 +421,11 @@ def cluster_report(
     rel: dict[str, Any] = {}
     series: dict[str, Any] = {}
     try:
-        rel, series, ops_notes = _reliability(s, step, seed, replicas)
-        notes += ops_notes
+        rel, series = _reliability(a, seed)
     except WankaError as e:
         errors["reliability"] = str(e)
-    try:
-        net, net_notes = _network(s)
-        notes += net_notes
-    except WankaError as e:
-        net = {"kind": s.cluster.fabric.kind, "tiers": s.cluster.fabric.tiers, "error": str(e)}
-    if "error" in net:
-        errors["network"] = net["error"]
-    fac: dict[str, Any] = {}
-    try:
-        fac, fac_notes = _facility(s, step.mfu, rel.get("wall_clock_s"))
-        notes += fac_notes
-    except WankaError as e:
-        errors["facility"] = str(e)
+    net = _network(a)
+    fac = _facility(a)
     same = None
     if same_as is not None and same_as.name != s.name:
         try:
@@ -476,7 +443,7 @@ def cluster_report(
         description=s.description,
         scale=scale,
         peak_flops=peaks,
-        job=_job(s, step, source, pick),
+        job=_job(s, step, a.strategy),
         efficiency=_efficiency(step, sc),
         reliability=rel,
         network=net,
@@ -486,6 +453,7 @@ def cluster_report(
         assumptions=_dedupe(notes),
         sources=tuple(s.sources),
         errors=errors,
+        spec=s.model_dump(mode="json"),
     )
 
 
@@ -497,8 +465,15 @@ def compare(
     batch_tokens: float = DEFAULT_BATCH_TOKENS,
     seed: int = 0,
     replicas: int = MC_REPLICAS,
+    story: bool = True,
+    what_ifs: bool = True,
 ) -> Comparison:
-    """Side-by-side reports of ``scenarios`` (see the module docstring for the job rule)."""
+    """Side-by-side reports of ``scenarios`` (see the module docstring for the job rule).
+
+    ``story``: also build the story of :mod:`wanka.report.story` (the conclusion, storage, energy);
+    ``what_ifs``: with it, the what-ifs on the largest cluster (超节点, MoE All2All, FP8: several
+    strategy searches, ~10 s); the terminal leaves them to ``--html`` or ``--what-ifs``.
+    """
     from wanka.report.scaling import DEFINITION
 
     if len(scenarios) < 1:
@@ -525,14 +500,23 @@ def compare(
         for s in scenarios:
             if s.model is None and s.training is None:
                 pass
-            moved, pick = move_job(s, model=model, training=tr, note=note)
-            reports.append(cluster_report(moved, pick=pick, seed=seed, replicas=replicas))
-        return Comparison("same", model.name, tuple(reports), defs)
+            moved = job_on(s, model=model, training=tr, note=note)
+            reports.append(cluster_report(moved, seed=seed, replicas=replicas))
+        return Comparison("same", model.name, tuple(reports), defs, _story(reports, what_ifs) if story else {})
     with_job = [s for s in scenarios if s.model is not None and s.training is not None]
     if len(with_job) != len(scenarios):
         bad = next(s.name for s in scenarios if s not in with_job)
         raise SpecError(f"scenario {bad!r} has no training job; give one or use --job MODEL", field="scenarios")
     largest = max(scenarios, key=lambda x: x.cluster.accelerators)
     for s in scenarios:
-        reports.append(cluster_report(s, same_as=largest, seed=seed, replicas=replicas))
-    return Comparison("own", None, tuple(reports), defs)
+        # each preset's own job as written: a strategy, when none is given, for its own GPU count
+        # (search preset "search", as `plan`, `reliability` and `facility` pick it)
+        reports.append(cluster_report(s, same_as=largest, seed=seed, replicas=replicas, preset=OWN_JOB_PRESET))
+    return Comparison("own", None, tuple(reports), defs, _story(reports, what_ifs) if story else {})
+
+
+def _story(reports: list[ClusterReport], what_ifs: bool = True) -> dict[str, Any]:
+    from wanka.report.story import build_story
+
+    big = max(reports, key=lambda c: c.scale["accelerators"])
+    return build_story(parse_scenario(big.spec, source=big.name), reports, what_ifs=what_ifs)

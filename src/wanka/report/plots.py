@@ -110,7 +110,10 @@ def compare_plots(cmp: Comparison, lang: str) -> list[Plot]:
             if note is not None:
                 ax.text(1.01, j, note, va="center")
         ax.set_xlim(0, xlim)
-        ax.set_xlabel(L(xlabel))
+        ax.set_xlabel(L(xlabel) + " (%)")
+        from matplotlib.ticker import PercentFormatter  # type: ignore[import-not-found, unused-ignore]
+
+        ax.xaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
         ax.invert_yaxis()
         ax.legend(ncol=ncol, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(names) < 3 else -0.2))
         ax.set_title(L(f"plot_{kind}"))
@@ -145,18 +148,33 @@ def compare_plots(cmp: Comparison, lang: str) -> list[Plot]:
                 ax.axvline(tau / 60, color=colors[j], ls=":", lw=0.8)
         ax.set_xscale("log")
         ax.set_xlabel(L("interval_min"))
-        ax.set_ylabel("ETTR")
+        ax.set_ylabel(L("ettr_axis"))
+        from matplotlib.ticker import PercentFormatter  # type: ignore[import-not-found, unused-ignore]
+
+        ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0, decimals=1))
         ax.set_title(L("plot_ettr"))
         ax.legend(fontsize=8)
         out.append(Plot("ettr", L("plot_ettr"), _uri(fig), plot_lang))
         plt.close(fig)
         # 3. failures/day vs cluster size, log-log, each cluster's job marked
         fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        # the curves overlap where the clusters share failure rates: the first is drawn wide and pale
+        # underneath, the later ones narrower and dashed on top, so every one stays visible
+        n_cl = len(cmp.clusters)
         for j, c in enumerate(cmp.clusters):
             pts = c.series.get("failures_vs_size", [])
             if not pts:
                 continue
-            ax.plot([p["gpus"] for p in pts], [p["failures_per_day"] for p in pts], "-", color=colors[j], label=c.name)
+            ax.plot(
+                [p["gpus"] for p in pts],
+                [p["failures_per_day"] for p in pts],
+                ls="-" if j == 0 else (0, (5, 3)),
+                color=colors[j],
+                lw=2.0 + 2.5 * (n_cl - 1 - j),
+                alpha=0.55 if j < n_cl - 1 else 1.0,
+                label=c.name,
+                zorder=2 + j,
+            )
             g, f = c.scale["job_gpus"], c.reliability.get("failures_per_day")
             if f:
                 ax.plot([g], [f], "o", ms=8, color=colors[j])

@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from wanka.engine import StepResult, estimate_step
-from wanka.report.picker import with_strategy
 from wanka.spec import Scenario
 
 __all__ = ["DEFINITION", "ScalingResult", "scaling_efficiency"]
@@ -62,9 +61,10 @@ def scaling_efficiency(scenario: Scenario, step: StepResult) -> ScalingResult:
             dp_ref = d
             break
     per_replica = scenario.training.global_batch_seqs // par.dp
-    row = dict(step.strategy)
-    row["dp"] = dp_ref
-    ref = with_strategy(scenario, row, global_batch_seqs=per_replica * dp_ref)
+    training = scenario.training.model_copy(update={"global_batch_seqs": per_replica * dp_ref})
+    ref = scenario.model_copy(
+        update={"parallel": par.model_copy(update={"dp": dp_ref}), "training": training, "job_gpus": None}
+    )
     r = estimate_step(ref, require_fit=False)
     eff = step.tokens_per_s_per_gpu / r.tokens_per_s_per_gpu if r.tokens_per_s_per_gpu > 0 else float("nan")
     return ScalingResult(

@@ -65,6 +65,20 @@ def fmt_energy(j: Any) -> str:
     return f"{mwh / 1e3:,.2f} GWh" if mwh >= 1e3 else f"{mwh:,.1f} MWh"
 
 
+def _fmt_cost(x: Any) -> str:
+    """Electricity cost in the scenario's currency (USD as $, others with their code)."""
+    if not x:
+        return "—"
+    cur = x.get("currency", "USD")
+    if cur == "USD":
+        return fmt_usd(x.get("energy_cost_usd", x.get("energy_cost")))
+    v = x.get("energy_cost")
+    if not _ok(v):
+        return "—"
+    f = float(v)
+    return f"{f / 1e6:,.2f}M {cur}" if f >= 1e6 else f"{f:,.0f} {cur}"
+
+
 def fmt_usd(x: Any) -> str:
     if not _ok(x):
         return "—"
@@ -116,7 +130,17 @@ def summary_rows(cmp: Comparison, lang: str) -> list[Row]:
     sec("section_scale")
     row("accelerators", [f"{c.scale['accelerators']:,} × {c.scale['accelerator']}" for c in cs])
     row("nodes", [f"{c.scale['nodes']:,} × {c.scale['gpus_per_node']}" for c in cs])
-    row("scale_up", [f"{c.scale['scale_up_domain']}" for c in cs])
+    row(
+        "scale_up",
+        [
+            (
+                f"{c.scale['scale_up_domain']} 卡/域 × {c.scale['scale_up_domains']:,} 个域"
+                if lang == "zh"
+                else f"{c.scale['scale_up_domain']} GPUs/domain × {c.scale['scale_up_domains']:,} domains"
+            )
+            for c in cs
+        ],
+    )
     for dt in ("fp8", "bf16"):
         if any(dt in c.peak_flops for c in cs):
             row(f"{L('peak')} ({dt.upper()})", [fmt_flops(c.peak_flops.get(dt)) for c in cs])
@@ -193,7 +217,7 @@ def summary_rows(cmp: Comparison, lang: str) -> list[Row]:
     row("facility_power", [f"{fmt_power(x['facility_power_w'])} (PUE {x['pue']:.2f})" if x else "—" for x in f])
     row("racks", [f"{x['racks']:,} × {fmt_power(x['rack_power_w'])}" if x else "—" for x in f])
     row("energy", [fmt_energy(x.get("energy_j")) for x in f])
-    row("cost", [fmt_usd(x.get("energy_cost_usd")) for x in f])
+    row("cost", [_fmt_cost(x) for x in f])
     row("co2", [f"{x['co2_kg'] / 1e3:,.0f} t" if _ok(x.get("co2_kg")) else "—" for x in f])
     row("ttt_steady", [fmt_duration(x["time_to_train_s"], lang) for x in e], indent=0)
     row("ttt_wall", [fmt_duration(x.get("wall_clock_s"), lang) for x in r], indent=0)

@@ -33,7 +33,13 @@ def compare_renderable(cmp: Comparison, lang: str, *, assumptions: bool = True) 
             t.add_row(Text(r.label, style="bold"), *[""] * len(cmp.clusters))
         else:
             t.add_row("  " * r.indent + r.label, *r.values)
-    parts: list[RenderableType] = [t]
+    from wanka.report.html import conclusion_text
+
+    parts: list[RenderableType] = []
+    text = conclusion_text(cmp.story, lang)
+    if text:
+        parts += [Text(text), Text("")]
+    parts.append(t)
     for c in cmp.clusters:
         for k, v in c.errors.items():
             parts.append(Text(f"{c.name}: {k} n/a — {v}", style="yellow"))
@@ -57,12 +63,15 @@ def claims_renderable(results: list[ClaimResult], lang: str) -> RenderableType:
     for r in results:
         v = label(r.verdict, lang) + (f" ×{r.factor:.2g}" if r.factor is not None else "")
         t.add_row(
-            r.id, r.quote if lang == "zh" else r.statement, r.computed, Text(v, style=_VERDICT_STYLE.get(r.verdict, ""))
+            r.id,
+            r.quote if lang == "zh" else r.statement,
+            r.computed_zh if lang == "zh" and r.computed_zh else r.computed,
+            Text(v, style=_VERDICT_STYLE.get(r.verdict, "")),
         )
     parts: list[RenderableType] = [t]
     for r in results:
         parts.append(Text(f"\n{r.id} — {label(r.verdict, lang)}", style="bold"))
-        parts.append(Text(r.explanation))
+        parts.append(Text(r.explanation_zh if lang == "zh" and r.explanation_zh else r.explanation))
         for line in r.arithmetic:
             parts.append(Text(f"  {line}", style="dim"))
     return Group(*parts)

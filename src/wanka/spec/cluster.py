@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
-from wanka.spec.base import Spec
+from wanka.spec.base import FieldError, Spec
 
 __all__ = ["ClusterSpec", "FabricSpec", "ScaleUpSpec", "StorageSpec"]
 
@@ -23,6 +23,19 @@ class ScaleUpSpec(Spec):
     in_switch_reduction: bool = Field(
         False, description="NVLink SHARP (NVLS): the NVSwitch reduces all-reduce data (NVSwitch gen 3+)"
     )
+    link_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1.0,
+        description="measured ring busbw / link rate inside the domain (wanka collective --calibrate); "
+        "None = calibration.SCALE_UP_EFFICIENCY",
+    )
+    nvls_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1.0,
+        description="measured NVLS all-reduce algbw / link rate (wanka collective --calibrate); None = the model's",
+    )
 
 
 class FabricSpec(Spec):
@@ -31,6 +44,21 @@ class FabricSpec(Spec):
     kind: Literal["infiniband", "roce", "ethernet"] = "infiniband"
     tiers: int = Field(2, ge=1, le=4)
     oversubscription: float = Field(1.0, ge=1.0, le=64.0, description="downlink:uplink ratio at the leaf")
+    spine_oversubscription: float = Field(
+        1.0,
+        ge=1.0,
+        le=64.0,
+        description="downlink:uplink ratio at the spine (3 tiers): what the pods share of the core/aggregation "
+        "layer (Meta's RoCE cluster: 7)",
+    )
+    gpus_per_leaf: PositiveInt | None = Field(
+        None, le=100_000, description="GPUs under one leaf (ToR); None = as many as the leaf's down-ports take"
+    )
+    gpus_per_pod: PositiveInt | None = Field(
+        None, le=2_000_000, description="GPUs per pod (3 tiers); None = as many as a spine's down-ports take"
+    )
+    spine_switch: str | None = Field(None, description="catalog switch of the spine tier; None = fabric.switch")
+    core_switch: str | None = Field(None, description="catalog switch of the core tier; None = fabric.switch")
     nic_gbps_per_gpu: float = Field(400.0, gt=0, le=100_000)
     rail_optimized: bool = True
     planes: PositiveInt = Field(1, le=16)
@@ -42,6 +70,13 @@ class FabricSpec(Spec):
     )
     qps_per_connection: int = Field(
         1, ge=1, le=64, description="separately hashed flows per connection (NCCL_IB_QPS_PER_CONNECTION)"
+    )
+    link_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1.0,
+        description="measured busbw / NIC line rate per GPU (wanka collective --calibrate); "
+        "None = calibration.SCALE_OUT_EFFICIENCY",
     )
 
 
@@ -55,6 +90,9 @@ class StorageSpec(Spec):
     write_gbytes_per_s_per_server: float | None = Field(None, gt=0, le=10_000)
     capacity_tb: float | None = Field(None, gt=0)
     local_nvme_tb_per_node: float = Field(0.0, ge=0)
+    share: float = Field(
+        1.0, gt=0, le=1, description="share of a shared file system that serves this cluster (power, bandwidth)"
+    )
 
 
 class ClusterSpec(Spec):
@@ -72,15 +110,21 @@ class ClusterSpec(Spec):
     @model_validator(mode="after")
     def _check(self) -> ClusterSpec:
         if self.nodes * self.gpus_per_node > MAX_ACCELERATORS:
-            raise ValueError(
+            raise FieldError(
+                "nodes",
                 f"nodes × gpus_per_node = {self.nodes * self.gpus_per_node:,} accelerators; "
-                f"at most {MAX_ACCELERATORS:,} are allowed"
+                f"at most {MAX_ACCELERATORS:,} are allowed",
             )
         d = self.scale_up.domain_size
         if d > self.gpus_per_node and d % self.gpus_per_node:
-            raise ValueError(f"scale_up.domain_size = {d} must be a multiple of gpus_per_node = {self.gpus_per_node}")
+            raise FieldError(
+                "scale_up.domain_size",
+                f"scale_up.domain_size = {d} must be a multiple of gpus_per_node = {self.gpus_per_node}",
+            )
         if d < self.gpus_per_node and self.gpus_per_node % d:
-            raise ValueError(f"scale_up.domain_size = {d} must divide gpus_per_node = {self.gpus_per_node}")
+            raise FieldError(
+                "scale_up.domain_size", f"scale_up.domain_size = {d} must divide gpus_per_node = {self.gpus_per_node}"
+            )
         return self
 
     @property

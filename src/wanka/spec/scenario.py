@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field, PositiveInt, model_validator
 
-from wanka.spec.base import Spec
+from wanka.spec.base import FieldError, Spec
 from wanka.spec.cluster import ClusterSpec
 from wanka.spec.model import ModelSpec
 from wanka.spec.ops import CheckpointSpec, FacilitySpec, FailureSpec
@@ -79,19 +79,21 @@ class Scenario(Spec):
         if self.parallel is not None:
             w = self.parallel.world_size
             if self.job_gpus is not None and self.job_gpus != w:
-                raise ValueError(
+                raise FieldError(
+                    "job_gpus",
                     f"tp·pp·dp·cp = {self.parallel.tp}·{self.parallel.pp}·{self.parallel.dp}·"
-                    f"{self.parallel.cp} = {w} must equal job_gpus = {self.job_gpus}"
+                    f"{self.parallel.cp} = {w} must equal job_gpus = {self.job_gpus}",
                 )
             if w > n:
-                raise ValueError(
+                raise FieldError(
+                    "parallel",
                     f"tp·pp·dp·cp = {w} exceeds the cluster's {n} accelerators "
-                    f"({self.cluster.nodes} nodes × {self.cluster.gpus_per_node})"
+                    f"({self.cluster.nodes} nodes × {self.cluster.gpus_per_node})",
                 )
         if self.job_gpus is not None and self.job_gpus > n:
-            raise ValueError(f"job_gpus = {self.job_gpus} exceeds the cluster's {n} accelerators")
+            raise FieldError("job_gpus", f"= {self.job_gpus} exceeds the cluster's {n} accelerators")
         if (self.parallel is not None or self.training is not None) and self.model is None:
-            raise ValueError("a training job (training/parallel) needs a model")
+            raise FieldError("model", "a training job (training/parallel) needs a model")
         return self
 
     @property

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
-from wanka.spec.base import Spec
+from wanka.spec.base import FieldError, Spec
 
 __all__ = ["ParallelSpec", "Precision", "Recompute", "TrainingSpec"]
 
@@ -83,14 +83,15 @@ class ParallelSpec(Spec):
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
         if (self.tp * self.dp * self.cp) % self.ep:
-            raise ValueError(
+            raise FieldError(
+                "ep",
                 f"ep = {self.ep} must divide tp × dp × cp = {self.tp * self.dp * self.cp} "
-                "(inside dp × cp, or folded over the tp ranks with whole experts)"
+                "(inside dp × cp, or folded over the tp ranks with whole experts)",
             )
         if self.zero_shard_group is not None and (self.dp * self.cp) % self.zero_shard_group:
             raise ValueError(f"zero_shard_group = {self.zero_shard_group} must divide dp × cp = {self.dp * self.cp}")
         if self.vpp > 1 and self.pp == 1:
-            raise ValueError(f"vpp = {self.vpp} needs pp > 1")
+            raise FieldError("vpp", f"vpp = {self.vpp} needs pp > 1")
         return self
 
     @property

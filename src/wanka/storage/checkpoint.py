@@ -14,7 +14,10 @@ with ``zero = 0`` one data-parallel replica writes (tp·pp·ep ranks). Gathered 
 pipeline stage writes (legacy ``torch.save`` after a tp gather).
 
 Modes: ``sync`` stalls training for the whole write; ``async`` stalls it for the device-to-host copy
-into pinned memory, then drains in the background (torch.distributed.checkpoint ``async_save``,
+into pinned memory plus the save's coordination (planning, barriers, metadata: ``coordination_s``,
+``checkpoint.coordination_s`` or ``base + per_doubling · log2(ranks)`` from published DCP / Megatron
+async / ByteCheckpoint blocking times, ``storage_defaults.yaml``), then drains in the background
+(torch.distributed.checkpoint ``async_save``,
 Nebula); ``in_memory`` copies each node's state to a peer node's host memory over the scale-out
 fabric and persists to the file system rarely (Gemini, Wang et al. SOSP'23), and restarts from the
 peer copy.
@@ -38,6 +41,7 @@ __all__ = [
     "checkpoint_io",
     "checkpoint_layout",
     "checkpoint_size",
+    "coordination_s",
 ]
 
 Mode = Literal["sync", "async", "in_memory"]
@@ -95,6 +99,9 @@ class CheckpointIO:
     drain_s: float  # writing it to the parallel file system
     load_s: float  # reading it back on restart
     assumptions: tuple[str, ...] = ()
+    coordination_s: float = 0.0  # planning, barriers, metadata inside blocking_s
+    host_copy_s: float = 0.0  # device-to-host (or peer) copy inside blocking_s
+    data_read_bytes_per_s: float = 0.0  # storage bandwidth the data loader keeps while the save drains
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -132,11 +139,36 @@ def checkpoint_layout(scenario: Scenario, *, sharded: bool | None = None) -> Che
     return CheckpointLayout(per_stage * p.pp, min(job_nodes, p.pp * math.ceil(per_stage / g)), job_nodes)
 
 
-def checkpoint_io(scenario: Scenario, *, mode: str | None = None, system: StorageSystem | None = None) -> CheckpointIO:
+def coordination_s(scenario: Scenario, ranks: int, *, mode: str) -> tuple[float, str | None]:
+    """Seconds a save blocks on for planning, barriers and metadata, and the assumption when defaulted."""
+    given = scenario.checkpoint.coordination_s
+    if given is not None:
+        return float(given), None
+    from wanka.storage.system import defaults
+
+    c = defaults()["checkpoint_coordination"]
+    base, per = float(c["base_s"]), float(c["per_doubling_s"])
+    if mode == "in_memory":
+        return base, f"checkpoint coordination {base:g} s per in-memory save (a barrier; no file-system metadata)"
+    t = base + per * math.log2(max(ranks, 1))
+    return t, (
+        f"checkpoint coordination {t:.2g} s per save = {base:g} s + {per:g} s × log2({ranks:,} ranks) "
+        "(published async-save blocking: PyTorch DCP, Megatron async, ByteCheckpoint; set checkpoint.coordination_s)"
+    )
+
+
+def checkpoint_io(
+    scenario: Scenario,
+    *,
+    mode: str | None = None,
+    system: StorageSystem | None = None,
+    data_read_bytes_per_s: float = 0.0,
+) -> CheckpointIO:
     """Size, save, stall and restart time of one checkpoint of ``scenario``.
 
     ``mode`` overrides ``scenario.checkpoint.mode``; ``system`` overrides the storage resolved from
-    ``scenario.cluster`` (for sweeps and tests).
+    ``scenario.cluster`` (for sweeps and tests); ``data_read_bytes_per_s`` is the training-data
+    read the servers keep serving while a save drains (the save gets the rest).
 
     >>> from wanka.spec import parse_scenario
     >>> s = parse_scenario({"cluster": {"accelerator": "H100", "nodes": 4},
@@ -153,24 +185,38 @@ def checkpoint_io(scenario: Scenario, *, mode: str | None = None, system: Storag
     lay = checkpoint_layout(scenario)
     sys_ = storage_system(scenario.cluster) if system is None else system
     nbytes = size.total_bytes
+    if not (math.isfinite(data_read_bytes_per_s) and data_read_bytes_per_s >= 0):
+        raise SpecError(f"= {data_read_bytes_per_s!r}: must be ≥ 0 B/s", field="data_read_bytes_per_s")
     wbw, limit = sys_.bandwidth(lay.writer_nodes, lay.writers_per_node, write=True)
+    server_read = sys_.servers * sys_.share * sys_.read_per_server
+    if data_read_bytes_per_s > 0 and server_read > 0:
+        left = max(0.05, 1.0 - data_read_bytes_per_s / server_read)  # the loader keeps its share of the servers
+        server_w = sys_.servers * sys_.share * sys_.write_per_server * left
+        if server_w < wbw:
+            wbw, limit = server_w, "servers (after data loading)"
     ranks_per_node = min(scenario.cluster.gpus_per_node, scenario.gpus)
     rbw, _ = sys_.bandwidth(lay.job_nodes, ranks_per_node, write=False)  # every rank reads its shard
     drain = nbytes / wbw
     pfs_load = nbytes / rbw
     notes = list(sys_.assumptions)
+    coord, coord_note = coordination_s(scenario, lay.writers, mode=m)
+    if coord_note is not None:
+        notes.append(coord_note)
     if m == "sync":
-        save = blocking = drain
+        copy = drain
+        blocking = drain + coord
+        save = blocking
         load = pfs_load
     elif m == "async":
-        copy = nbytes / lay.writers / sys_.host_copy_bandwidth  # each writer stages its shard to host
-        blocking = min(copy, drain)  # never worse than writing synchronously
+        copy = min(nbytes / lay.writers / sys_.host_copy_bandwidth, drain)  # each writer stages its shard
+        blocking = copy + coord
         save = blocking + drain
         load = pfs_load
     else:  # in_memory: each writer node sends its share to a peer's host memory over the fabric
         per_node = nbytes / lay.writer_nodes
         peer = max(per_node / sys_.node_fabric_bandwidth, nbytes / lay.writers / sys_.host_copy_bandwidth)
-        blocking = save = min(peer, drain)
+        copy = min(peer, drain)
+        blocking = save = copy + coord
         load = min(per_node / sys_.node_fabric_bandwidth, pfs_load)
         notes.append(
             "in_memory: restart reads the peer copy; a failure losing a node and its peer reads the "
@@ -196,4 +242,7 @@ def checkpoint_io(scenario: Scenario, *, mode: str | None = None, system: Storag
         drain_s=drain,
         load_s=load,
         assumptions=tuple(notes),
+        coordination_s=coord,
+        host_copy_s=copy,
+        data_read_bytes_per_s=data_read_bytes_per_s,
     )

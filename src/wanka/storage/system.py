@@ -69,10 +69,12 @@ class StorageSystem:
     gpus_per_node: int
     source: str
     assumptions: tuple[str, ...] = ()
+    share: float = 1.0  # share of a shared file system serving this cluster
 
     @property
     def power_w(self) -> float:
-        return self.servers * self.power_per_server_w
+        """Draw charged to this cluster: its share of the servers."""
+        return self.servers * self.power_per_server_w * self.share
 
     def client_bandwidth(self, nodes: int, ranks_per_node: int) -> float:
         """What ``nodes`` client nodes with ``ranks_per_node`` active processes each can move."""
@@ -81,7 +83,7 @@ class StorageSystem:
 
     def bandwidth(self, nodes: int, ranks_per_node: int, *, write: bool) -> tuple[float, str]:
         """Aggregate bandwidth and what limits it: ``servers``, ``storage network`` or ``client streams``."""
-        server = self.servers * (self.write_per_server if write else self.read_per_server)
+        server = self.servers * self.share * (self.write_per_server if write else self.read_per_server)
         net = nodes * self.node_storage_bandwidth
         streams = nodes * ranks_per_node * self.stream_bandwidth
         best = min(server, net, streams)
@@ -129,6 +131,19 @@ def storage_system(cluster: ClusterSpec) -> StorageSystem:
         wr = st.write_gbytes_per_s_per_server * GIGA
     if st.capacity_tb is not None:
         cap = st.capacity_tb * TERA
+    servers = st.servers
+    if "servers" not in st.model_fields_set:
+        per = int(d["nodes_per_server"])
+        servers = max(1, -(-cluster.nodes // per))
+        notes.append(
+            f"storage servers: not given; {servers:,} = ceil({cluster.nodes:,} nodes / {per}) "
+            f"({' '.join(str(d['nodes_per_server_source']).split())})"
+        )
+    if st.share < 1.0:
+        notes.append(
+            f"storage: a shared file system; {st.share:.1%} of its {servers:,} servers' power and bandwidth "
+            "counted for this cluster (cluster.storage.share)"
+        )
     fabric = gbps_to_bytes_per_s(cluster.fabric.nic_gbps_per_gpu) * cluster.gpus_per_node
     n = cluster_node(cluster)  # CatalogError names the field when the node is unknown
     node_bw = n.storage_bandwidth if n.storage_bandwidth > 0 else fabric
@@ -136,11 +151,11 @@ def storage_system(cluster: ClusterSpec) -> StorageSystem:
         notes.append(f"node {n.name}: no storage network in the catalog; the scale-out NICs carry it")
     return StorageSystem(
         kind=st.kind,
-        servers=st.servers,
+        servers=servers,
         server_name=name,
         read_per_server=rd,
         write_per_server=wr,
-        capacity=st.servers * cap,
+        capacity=servers * cap,
         power_per_server_w=pw,
         node_storage_bandwidth=node_bw,
         node_fabric_bandwidth=fabric,
@@ -149,4 +164,5 @@ def storage_system(cluster: ClusterSpec) -> StorageSystem:
         gpus_per_node=cluster.gpus_per_node,
         source=src,
         assumptions=tuple(notes),
+        share=st.share,
     )

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wanka.errors import WankaError
+from wanka import fileio
+from wanka.errors import SpecError, WankaError
 
 __all__ = ["DEFAULT_DB", "PointRecord", "RunInfo", "RunStore", "StoreError"]
 
@@ -115,7 +116,7 @@ class PointRecord:
 
     @property
     def overrides(self) -> dict[str, Any]:
-        v = json.loads(self.key)
+        v = _loads(self.key, f"point {self.idx} of run {self.run_id}")
         return v if isinstance(v, dict) else {"point": v}
 
     def to_dict(self) -> dict[str, Any]:
@@ -134,7 +135,34 @@ class PointRecord:
 
 
 def _iso(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t))
+    try:
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t))
+    except (OverflowError, OSError, ValueError, TypeError):
+        return "?"
+
+
+def _loads(text: Any, what: str) -> Any:
+    """A JSON column read back from the store: malformed or hostile text is a StoreError, not a crash."""
+    if text is None:
+        return None
+    if not isinstance(text, str | bytes):
+        raise StoreError(f"run store: {what} is not JSON text ({type(text).__name__})")
+    try:
+        return fileio.load_json(text if isinstance(text, str) else text.decode("utf-8", "replace"), what)
+    except SpecError as e:
+        raise StoreError(f"run store: {what} is damaged ({e.detail})") from None
+
+
+def _int(v: Any, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise StoreError(f"run store: {what} = {v!r} is not an integer (the store is damaged)")
+    return v
+
+
+def _num(v: Any, what: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != v:
+        raise StoreError(f"run store: {what} = {v!r} is not a number (the store is damaged)")
+    return float(v)
 
 
 class RunStore:
@@ -142,12 +170,22 @@ class RunStore:
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, create: bool = True) -> None:
         self.path = Path(path)
+        if self.path.exists() and not self.path.is_file():
+            raise StoreError(f"--db {self.path}: not a regular file (a folder, pipe or device is not a run store)")
         if not create and not self.path.exists():
             raise StoreError(f"no run store at {self.path} (run `wanka sweep FILE --db {self.path}` first)")
         if self.path.parent and not self.path.parent.exists():
             raise StoreError(f"--db {self.path}: folder {self.path.parent} does not exist")
         try:
             self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+            if self.path.exists() and self.path.stat().st_size > 0:
+                # an existing file must already be a wanka run store: someone else's database is never changed
+                tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if not {"meta", "runs", "points"} <= tables:
+                    self._db.close()
+                    raise StoreError(
+                        f"--db {self.path} is a SQLite database but not a wanka run store; refusing to change it"
+                    )
             self._db.execute("PRAGMA busy_timeout = 30000")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
@@ -156,7 +194,7 @@ class RunStore:
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is None:
                 self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) != SCHEMA_VERSION:
+            elif str(row[0]) != str(SCHEMA_VERSION):
                 raise StoreError(f"{self.path} has run-store schema {row[0]}; this wanka reads {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as e:
             raise StoreError(f"--db {self.path} is not a wanka run store ({e})") from None
@@ -212,19 +250,23 @@ class RunStore:
         counts = dict(
             self._db.execute("SELECT status, COUNT(*) FROM points WHERE run_id = ? GROUP BY status", (run_id,))
         )
+        what = f"run {run_id}"
+        spec = _loads(row[5], f"{what} spec")
+        if not isinstance(spec, dict):
+            raise StoreError(f"run store: {what} spec is not a mapping (the store is damaged)")
         return RunInfo(
-            id=row[0],
-            sweep_id=row[1],
-            sweep_hash=row[2],
-            source=row[3],
-            mode=row[4],
-            spec=json.loads(row[5]),
-            total_points=row[6],
+            id=_int(row[0], f"{what} id"),
+            sweep_id=str(row[1]),
+            sweep_hash=str(row[2]),
+            source=None if row[3] is None else str(row[3]),
+            mode=str(row[4]),
+            spec=spec,
+            total_points=_int(row[6], f"{what} total_points"),
             done_points=int(counts.get("done", 0)),
             error_points=int(counts.get("error", 0)),
-            created=row[7],
-            updated=row[8],
-            status=row[9],
+            created=_num(row[7], f"{what} created"),
+            updated=_num(row[8], f"{what} updated"),
+            status=str(row[9]),
         )
 
     # ------------------------------------------------------------ points
@@ -270,7 +312,29 @@ class RunStore:
             "FROM points WHERE run_id = ? ORDER BY idx",
             (run_id,),
         )
-        return [PointRecord(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None, *r[5:]) for r in rows]
+        out = []
+        for r in rows:
+            what = f"point {r[2]} of run {run_id}"
+            result = _loads(r[4], what) if r[4] else None
+            if result is not None and not isinstance(result, dict):
+                raise StoreError(f"run store: {what} result is not a mapping (the store is damaged)")
+            _loads(r[1], f"{what} key")
+            started, finished, elapsed = (None if x is None else _num(x, what) for x in r[6:9])
+            out.append(
+                PointRecord(
+                    run_id=_int(r[0], what),
+                    key=str(r[1]),
+                    idx=_int(r[2], what),
+                    status=str(r[3]),
+                    result=result,
+                    error=None if r[5] is None else str(r[5]),
+                    started=started,
+                    finished=finished,
+                    elapsed_s=elapsed,
+                    worker=None if r[9] is None else str(r[9]),
+                )
+            )
+        return out
 
     # ------------------------------------------------------------ internals
     def _tx(self) -> _Tx:

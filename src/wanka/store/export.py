@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from wanka import fileio
 from wanka.store.db import PointRecord, RunInfo, StoreError
 
 __all__ = ["FORMATS", "export_run", "flat_rows"]
@@ -49,21 +50,30 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
     return list(cols)
 
 
-def export_run(run: RunInfo, points: list[PointRecord], fmt: str, out: Path | None) -> str | None:
-    """Write the run's points in ``fmt`` to ``out``; with no ``out``, return the text (csv/json)."""
+def export_run(
+    run: RunInfo, points: list[PointRecord], fmt: str, out: Path | None, *, protect: tuple[Path, ...] = ()
+) -> str | None:
+    """Write the run's points in ``fmt`` to ``out``; with no ``out``, return the text (csv/json).
+
+    ``out`` is checked (:func:`wanka.fileio.check_output`: never a folder, a SQLite file or a path in
+    ``protect``, such as the store it was read from) and written atomically.
+    """
+    if out is not None:
+        fileio.check_output(out, field="--out", protect=protect)
     if fmt not in FORMATS:
         raise StoreError(f"--format = {fmt!r}: must be one of {', '.join(FORMATS)}")
     if fmt == "json":
-        text = json.dumps({"run": run.to_dict(), "points": [p.to_dict() for p in points]}, ensure_ascii=False, indent=2)
-        return _write_text(text + "\n", out)
-    rows = flat_rows(points)
+        doc = fileio.json_safe({"run": run.to_dict(), "points": [p.to_dict() for p in points]})
+        text = json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False)
+        return _write_text(text + "\n", out, protect)
+    rows = fileio.json_safe(flat_rows(points))
     cols = _columns(rows)
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
-        return _write_text(buf.getvalue(), out)
+        return _write_text(buf.getvalue(), out, protect)
     try:
         import pyarrow as pa  # type: ignore[import-not-found, unused-ignore]
         import pyarrow.parquet as pq  # type: ignore[import-not-found, unused-ignore]
@@ -72,16 +82,14 @@ def export_run(run: RunInfo, points: list[PointRecord], fmt: str, out: Path | No
     if out is None:
         raise StoreError("--format parquet writes a binary file: give --out FILE.parquet")
     table = pa.Table.from_pylist([{c: r.get(c) for c in cols} for r in rows])
-    tmp = out.with_name(out.name + ".tmp")
-    pq.write_table(table, str(tmp))
-    tmp.replace(out)
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf)
+    fileio.write_atomic(out, buf.getvalue().to_pybytes(), field="--out", protect=protect)
     return None
 
 
-def _write_text(text: str, out: Path | None) -> str | None:
+def _write_text(text: str, out: Path | None, protect: tuple[Path, ...] = ()) -> str | None:
     if out is None:
         return text
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)  # atomic: a crash never leaves a half-written export
+    fileio.write_atomic(out, text, field="--out", protect=protect)  # a crash never leaves a half-written export
     return None

@@ -5,25 +5,103 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from wanka import yamlio
+from wanka import fileio, yamlio
 from wanka.catalog import accelerator
-from wanka.errors import CatalogError, SpecError, WankaError
+from wanka.errors import CatalogError, SpecError
 from wanka.spec import Scenario, SoftwareSpec, parse_scenario
+from wanka.spec.cluster import MAX_ACCELERATORS
 
-__all__ = ["Case", "case_scenario", "load_cases", "software_overlap"]
+__all__ = ["Case", "CaseRecord", "case_scenario", "load_cases", "software_overlap"]
 
 SCHEMA = "wanka-validation/1"
-_REQUIRED = ("id", "kind", "model", "hardware", "parallelism", "batch", "precision", "truth")
 _RECIPES = ("fp8_current_scaling", "fp8_delayed_scaling", "mxfp8", "fp8_blockwise", "fp8_unspecified")
+
+
+# ---------------------------------------------------------------- the file's schema, as pydantic models
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class CaseHardware(_Row):
+    gpu: str
+    count: int = Field(ge=1, le=MAX_ACCELERATORS)
+    gpus_per_node: int | None = Field(None, ge=1, le=256)
+    scale_up_domain: int | None = Field(None, ge=1, le=100_000)
+    nic_gbps_per_gpu: float | None = Field(None, gt=0, le=100_000)
+
+
+class CaseParallelism(_Row):
+    tp: int = Field(ge=1, le=100_000)
+    pp: int = Field(ge=1, le=100_000)
+    dp: int = Field(ge=1, le=MAX_ACCELERATORS)
+    cp: int | None = Field(None, ge=1, le=100_000)
+    ep: int | None = Field(None, ge=1, le=100_000)
+    vpp: int | None = Field(None, ge=1, le=1_000)
+    sequence_parallel: bool | None = None
+    recompute: Literal["none", "selective", "full"] | None = None
+    zero: int | None = Field(None, ge=0, le=3)
+
+
+class CaseBatch(_Row):
+    global_batch_seqs: int = Field(ge=1, le=100_000_000)
+    micro_batch: int | None = Field(None, ge=1, le=65_536)
+
+
+class CaseTruth(_Row):
+    tokens_per_s_per_gpu: float = Field(gt=0, le=1e9)
+    iteration_time_s: float | None = Field(None, gt=0, le=1e6)
+    mfu: float | None = Field(None, gt=0, le=1)
+    derivation: str | None = None
+
+
+class CaseSoftware(_Row):
+    framework: str = ""
+    release: str | int | float = ""
+
+
+class CaseRecord(_Row):
+    """One row of a ``wanka-validation/1`` file (see the schema README beside the shipped file).
+
+    ``model`` is checked field by field when the case becomes a scenario (it is a ModelSpec with
+    ``n_kv_heads: null`` meaning multi-head attention); everything else is checked here.
+    """
+
+    id: str = Field(min_length=1, max_length=200)
+    source: str | None = None
+    kind: Literal["steady_state", "campaign"]
+    quality: str | None = None
+    model: dict[str, Any]
+    hardware: CaseHardware
+    parallelism: CaseParallelism
+    batch: CaseBatch
+    precision: Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
+    precision_recipe: str | None = None
+    truth: CaseTruth
+    notes: str | None = None
+    software: CaseSoftware | None = None
+    superseded_by: str | None = None
+    # a row kept to check the model, never to build it (no fit or structure choice reads it)
+    check_only: bool = False
+
+    @model_validator(mode="after")
+    def _world(self) -> CaseRecord:
+        p = self.parallelism
+        w = p.tp * p.pp * p.dp * (p.cp or 1)
+        if w != self.hardware.count:
+            raise ValueError(
+                f"parallelism tp·pp·dp·cp = {p.tp}·{p.pp}·{p.dp}·{p.cp or 1} = {w} must equal hardware.count = "
+                f"{self.hardware.count}"
+            )
+        return self
 
 
 @dataclass(frozen=True)
 class Case:
-    """One published run: its raw record and where it sits in the file."""
+    """One published run: its record (as a mapping) and where it sits in the file."""
 
     id: str
     kind: str
@@ -32,48 +110,100 @@ class Case:
 
     @property
     def truth(self) -> float:
-        return float(self.raw["truth"]["tokens_per_s_per_gpu"])
+        t = self.raw.get("truth")
+        v = t.get("tokens_per_s_per_gpu") if isinstance(t, dict) else None
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v < float("inf"):
+            raise SpecError(f"= {v!r} — must be a positive number", field="truth.tokens_per_s_per_gpu", source=self.id)
+        return float(v)
+
+
+def _record(raw: Any, source: str | None, lines: Any = None, loc: tuple[Any, ...] = ()) -> CaseRecord:
+    """Validate one case; every problem at once, with its line when the file is known."""
+    from wanka.spec.io import _validation_problems
+
+    if not isinstance(raw, dict):
+        raise SpecError(f"expected a mapping of case fields, got {type(raw).__name__}", source=source)
+    try:
+        return CaseRecord.model_validate(raw)
+    except ValidationError as e:
+        probs = _validation_problems(CaseRecord, e, source, None)
+        if lines is not None:
+            for pr, err in zip(probs, e.errors(), strict=True):
+                pr.line = lines.line((*loc, *err["loc"]))
+                pr.field = ".".join(str(x) for x in loc) + "." + (pr.field or "")
+                pr.args = (pr.one_line(),)
+        raise SpecError.collect(probs) from None
 
 
 def load_cases(path: str | Path | None = None) -> tuple[list[Case], list[Case]]:
-    """Cases and superseded cases of a validation file (default: the public file shipped with wanka)."""
+    """Cases and superseded cases of a validation file (default: the public file shipped with wanka).
+
+    The file goes through the door (:mod:`wanka.fileio`) and every case through :class:`CaseRecord`;
+    all problems of the file are reported at once. An accelerator name the catalog does not know is
+    that case's error, not the file's.
+    """
     if path is None:
         text = (resources.files("wanka") / "data" / "validation" / "public_runs.yaml").read_text("utf-8")
         src = "public_runs.yaml (shipped)"
     else:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as e:
-            raise SpecError(f"cannot read validation file: {e.strerror}", source=str(p)) from None
-        src = str(p)
-    try:
-        data = yamlio.load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise SpecError("malformed YAML", source=src, line=mark.line + 1 if mark else None) from None
+        text = fileio.read_text(path, field="validation file")
+        src = str(path)
+    data, root = yamlio.parse(text, src)
+    from wanka.spec.io import _Lines
+
+    lines = _Lines(root)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         got = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise SpecError(f"= {got!r}: must be {SCHEMA!r}", field="schema", source=src)
+        raise SpecError(f"= {got!r} — must be {SCHEMA!r}", field="schema", source=src)
+    extra = [k for k in data if k not in ("schema", "cases", "superseded_cases")]
+    problems: list[SpecError] = [
+        SpecError(
+            "unknown field; allowed: schema, cases, superseded_cases", field=str(k), source=src, line=lines.line((k,))
+        )
+        for k in extra
+    ]
 
     def cases(key: str, sup: bool) -> list[Case]:
-        rows = data.get(key) or []
+        rows = data.get(key)
+        if rows is None:
+            return []
         if not isinstance(rows, list):
-            raise SpecError("must be a list of cases", field=key, source=src)
+            problems.append(SpecError("must be a list of cases", field=key, source=src, line=lines.line((key,))))
+            return []
         out = []
         for i, r in enumerate(rows):
-            cid = str(r.get("id", f"{key}[{i}]")) if isinstance(r, dict) else f"{key}[{i}]"
-            out.append(
-                Case(
-                    cid,
-                    str(r.get("kind", "?")) if isinstance(r, dict) else "?",
-                    r if isinstance(r, dict) else {},
-                    sup,
-                )
-            )
+            try:
+                rec = _record(r, src, lines, (key, i))
+            except SpecError as e:
+                problems.extend(e.problems)
+                continue
+            try:
+                from wanka.spec.io import parse_model
+
+                parse_model(_model_block(dict(rec.model), rec.id))
+            except SpecError as e:
+                for pr in e.problems:
+                    problems.append(
+                        SpecError(
+                            pr.detail,
+                            field=f"{key}.{i}.model.{pr.field or ''}".rstrip("."),
+                            source=src,
+                            line=lines.line((key, i, "model", *(pr.field or "").split("."))),
+                        )
+                    )
+                continue
+            out.append(Case(rec.id, rec.kind, rec.model_dump(mode="python"), sup))
         return out
 
-    return cases("cases", False), cases("superseded_cases", True)
+    main, sup = cases("cases", False), cases("superseded_cases", True)
+    seen: set[str] = set()
+    for c in main + sup:
+        if c.id in seen:
+            problems.append(SpecError(f"= {c.id!r} — is used by two cases", field="id", source=src))
+        seen.add(c.id)
+    if problems:
+        raise SpecError.collect(problems)
+    return main, sup
 
 
 def software_overlap(framework: str, release: str | None) -> dict[str, Any]:
@@ -96,6 +226,14 @@ def _model_block(m: dict[str, Any], cid: str) -> dict[str, Any]:
         "seq_len",
         "tied_embeddings",
         "mtp_layers",
+        # layer patterns and hybrid mixers (ModelSpec fields; issue 18)
+        "layer_pattern",
+        "sliding_window",
+        "attention_chunk",
+        "attention_sinks",
+        "attention_output_gate",
+        "linear_attention",
+        "ssm",
     )
     out: dict[str, Any] = {"name": cid}
     for k, v in m.items():
@@ -103,11 +241,13 @@ def _model_block(m: dict[str, Any], cid: str) -> dict[str, Any]:
             if v is not None:
                 out[k] = v
         elif k == "moe":
-            if v is not None:
+            if isinstance(v, dict):
                 out["moe"] = {kk: vv for kk, vv in v.items() if vv is not None}
+            elif v is not None:
+                out["moe"] = v
         elif k == "attention":
             if v is not None:
-                out["attention"] = dict(v)
+                out["attention"] = dict(v) if isinstance(v, dict) else v
         else:
             raise SpecError(f"unknown model field {k!r}", field=f"model.{k}", source=cid)
     if "n_kv_heads" not in out and "n_heads" in out:
@@ -117,72 +257,59 @@ def _model_block(m: dict[str, Any], cid: str) -> dict[str, Any]:
 
 def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
     """A scenario for ``case`` and the unknowns left open (vpp / micro_batch = None)."""
-    r = case.raw
-    missing = [k for k in _REQUIRED if k not in r]
-    if missing:
-        raise SpecError(f"missing field(s) {', '.join(missing)}", source=case.id)
-    hw, par, batch = r["hardware"], r["parallelism"], r["batch"]
-    gpu = hw.get("gpu")
+    rec = _record(case.raw, case.id)
+    hw, par, batch = rec.hardware, rec.parallelism, rec.batch
     try:
-        acc = accelerator(str(gpu))
+        acc = accelerator(hw.gpu)
     except CatalogError as e:
         raise SpecError(str(e), field="hardware.gpu", source=case.id) from None
-    count = int(hw["count"])
-    gpn = int(hw.get("gpus_per_node") or 8)
-    nodes = -(-count // gpn)
-    nic = hw.get("nic_gbps_per_gpu")
+    gpn = hw.gpus_per_node or 8
+    nodes = -(-hw.count // gpn)
+    nic = hw.nic_gbps_per_gpu
     notes = []
     if nic is None:
         nic = 200.0 if acc.name.startswith("A100") else 400.0
         notes.append(f"NIC bandwidth not published: {nic:.0f} Gb/s per GPU assumed (typical for {acc.name})")
-    sw = r.get("software") or {}
-    release = sw.get("release")
+    sw = rec.software or CaseSoftware()
     try:
         software = SoftwareSpec(
-            framework=str(sw.get("framework") or ""), release=None if release is None else str(release)
+            framework=str(sw.framework or ""), release=str(sw.release) if sw.release != "" else None
         )
     except ValueError as e:
         raise SpecError(str(e).splitlines()[-2].strip(), field="software.release", source=case.id) from None
-    recipe = r.get("precision_recipe")
+    recipe = rec.precision_recipe
     data = {
         "name": case.id,
         "cluster": {
             "accelerator": acc.name,
             "nodes": nodes,
             "gpus_per_node": gpn,
-            "scale_up": {"domain_size": int(hw.get("scale_up_domain") or gpn)},
+            "scale_up": {"domain_size": hw.scale_up_domain or gpn},
             "fabric": {"nic_gbps_per_gpu": float(nic)},
         },
-        "model": _model_block(dict(r["model"]), case.id),
+        "model": _model_block(dict(rec.model), case.id),
         "training": {
-            "global_batch_seqs": int(batch["global_batch_seqs"]),
-            "micro_batch": int(batch.get("micro_batch") or 1),
-            "precision": str(r["precision"]),
+            "global_batch_seqs": batch.global_batch_seqs,
+            "micro_batch": batch.micro_batch or 1,
+            "precision": rec.precision,
             # the recipe is reported, not modelled: one the spec does not know is dropped, not an error
             "precision_recipe": recipe if recipe in _RECIPES else None,
             "tokens": 1e12,
         },
         "parallel": {
-            "tp": int(par["tp"]),
-            "pp": int(par["pp"]),
-            "dp": int(par["dp"]),
-            "cp": int(par.get("cp") or 1),
-            "ep": int(par.get("ep") or 1),
-            "vpp": int(par.get("vpp") or 1),
-            "sp": bool(par.get("sequence_parallel", par["tp"] > 1)),
-            "zero": int(par.get("zero") or 0),
-            "recompute": str(par.get("recompute") or "none"),
+            "tp": par.tp,
+            "pp": par.pp,
+            "dp": par.dp,
+            "cp": par.cp or 1,
+            "ep": par.ep or 1,
+            "vpp": par.vpp or 1,
+            "sp": par.sequence_parallel if par.sequence_parallel is not None else par.tp > 1,
+            "zero": par.zero or 0,
+            "recompute": par.recompute or "none",
         },
         "software": software,
         "assumptions": [*notes, f"overlap from software: {software.source}"],
     }
-    try:
-        sc = parse_scenario(data, source=case.id)
-    except WankaError:
-        raise
-    unknown = {
-        "vpp": par.get("vpp") is None,
-        "micro_batch": batch.get("micro_batch") is None,
-        "recompute": par.get("recompute") is None,
-    }
+    sc = parse_scenario(data, source=case.id)
+    unknown = {"vpp": par.vpp is None, "micro_batch": batch.micro_batch is None, "recompute": par.recompute is None}
     return sc, unknown

@@ -5,11 +5,29 @@ GEMM shapes are given as (n, k) of ``Y[m, n] = X[m, k] · W[k, n]`` with ``m`` t
 dimension tensor parallelism splits is recorded (Megatron column/row parallel linear layers,
 Shoeybi et al. 2019). Forward FLOPs of a GEMM are ``2·m·n·k``; backward is twice that (input and
 weight gradients).
+
+Hybrid stacks (``ModelSpec.layer_pattern``) are described by their *mean layer*: each mixer's GEMMs
+appear once with ``share`` = the fraction of layers that have them, folded into ``tokens``, so the
+FLOPs of ``L`` mean layers are those of the real stack; per-layer attention-core FLOPs, memory
+traffic and stored activations are likewise means over the layers (MTP modules count as global
+attention layers). For a uniform all-global stack every function returns what it always did.
+
+Attention cost per layer kind, forward, per query token, in the non-causal-equivalent context
+``c`` that :func:`attention_core_flops_per_token` multiplies (a causal kernel executes half):
+
+- global: ``c = s`` (PaLM's ``12·L·h·s`` convention, Chowdhery et al. 2022, App. B);
+- sliding window ``w``: token ``i`` sees ``min(i+1, w)`` keys, a mean of ``w - w²/(2s)`` for
+  ``w < s``, so ``c = 2w - w²/s`` -- linear in ``s`` where global is quadratic (Beltagy et al. 2020,
+  Longformer Sec. 3: "O(n·w)"; FlashAttention-2's local-window kernel skips the masked blocks);
+- chunked ``C``: causal inside each chunk, so ``c = min(C, s)`` (Llama 4's local layers);
+- linear attention / SSM: no softmax context; their per-token core cost is
+  :func:`mixer_core_flops_per_token` (chunkwise algorithms: Yang et al. 2024, Gated DeltaNet,
+  ``O(s·C·d + s·d²)``; Dao & Gu 2024, SSD Sec. 6, ``O(s·Q·(N+P) + s·N·P)`` per head).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from wanka.spec.model import ModelSpec
@@ -20,9 +38,12 @@ __all__ = [
     "LayerKind",
     "activation_elems_per_token",
     "attention_core_flops_per_token",
+    "effective_context",
     "elementwise_elems_per_token",
     "layer_gemms",
+    "layer_shares",
     "logit_gemm",
+    "mixer_core_flops_per_token",
     "model_flops_per_token",
     "selective_recompute_elems_per_token",
 ]
@@ -45,6 +66,58 @@ class Gemm:
     split: Literal["n", "k"] | None
     tokens: float = 1.0
     expert: bool = False
+    share: float = 1.0  # fraction of layers that have this GEMM (hybrid stacks); already in ``tokens``
+
+
+_SOFTMAX = ("global", "sliding", "chunked")
+
+
+def layer_shares(model: ModelSpec) -> dict[str, float]:
+    """Fraction of all layers (MTP modules included, as global) of each mixer kind."""
+    counts = model.layer_kind_counts()
+    total = float(sum(counts.values()))
+    return {k: n / total for k, n in counts.items()}
+
+
+def effective_context(model: ModelSpec, kind: str, seq_len: int) -> float:
+    """Non-causal-equivalent softmax context of one layer of ``kind`` (module docstring); 0 for
+    linear-attention and SSM layers."""
+    s = float(seq_len)
+    if kind == "global":
+        return s
+    if kind == "sliding":
+        assert model.sliding_window is not None
+        w = float(model.sliding_window)
+        return s if w >= s else 2.0 * w - w * w / s
+    if kind == "chunked":
+        assert model.attention_chunk is not None
+        return min(float(model.attention_chunk), s)
+    return 0.0
+
+
+def mixer_core_flops_per_token(model: ModelSpec, kind: str) -> float:
+    """Forward FLOPs per token of a linear-attention or SSM layer's sequence mixing (not its GEMMs).
+
+    Gated DeltaNet, chunkwise form with chunk ``C`` (Yang et al. 2024, Sec. 3): per value head the
+    state read-out and update (``q·S``, ``kᵀ·v`` and the delta correction, ~``6·d_k·d_v``) and the
+    intra-chunk causal attention and WY transform (~``2·C·(2·d_k + d_v)``). Mamba-2 SSD (Dao & Gu
+    2024, Sec. 6) per head: ``6·N·P`` for the states and ``2·Q·(N + P)`` within a chunk of ``Q``.
+    Mamba-1 selective scan (Gu & Dao 2023, Sec. 3.3): ~``9·d_inner·N``. 0 for softmax layers.
+    """
+    if kind == "linear" and model.linear_attention is not None:
+        la = model.linear_attention
+        dk, dv, c = float(la.qk_head_dim), float(la.v_head_dim), float(la.chunk_size)
+        return la.n_v_heads * (6.0 * dk * dv + 2.0 * c * (2.0 * dk + dv))
+    if kind == "ssm" and model.ssm is not None:
+        sm = model.ssm
+        di = float(sm.expand * model.hidden)
+        n = float(sm.d_state)
+        if sm.kind == "mamba2":
+            p = float(sm.head_dim)
+            heads = di / p
+            return heads * (6.0 * n * p + 2.0 * sm.chunk_size * (n + p))
+        return 9.0 * di * n
+    return 0.0
 
 
 def _attention_gemms(model: ModelSpec) -> list[Gemm]:
@@ -63,17 +136,61 @@ def _attention_gemms(model: ModelSpec) -> list[Gemm]:
         g.append(Gemm("o_proj", h, model.n_heads * a.v_head_dim, "k"))
         return g
     d = model.kv_channels
+    q_heads = model.n_heads * (2 if model.attention_output_gate else 1)  # gated attention: q and gate
     return [
-        Gemm("qkv_proj", (model.n_heads + 2 * model.n_kv_heads) * d, h, "n"),
+        Gemm("qkv_proj", (q_heads + 2 * model.n_kv_heads) * d, h, "n"),
         Gemm("o_proj", h, model.n_heads * d, "k"),
     ]
 
 
+def _mixer_gemms(model: ModelSpec, kind: str) -> list[Gemm]:
+    """Projection GEMMs of a linear-attention or SSM layer (see :func:`wanka.workload.mixer_params`)."""
+    h = model.hidden
+    if kind == "linear":
+        la = model.linear_attention
+        assert la is not None
+        kd, vd = la.n_qk_heads * la.qk_head_dim, la.n_v_heads * la.v_head_dim
+        return [
+            Gemm("lin_in_proj", 2 * kd + 2 * vd + 2 * la.n_v_heads, h, "n"),
+            Gemm("lin_out_proj", h, vd, "k"),
+        ]
+    sm = model.ssm
+    assert sm is not None
+    di = sm.expand * h
+    if sm.kind == "mamba2":
+        heads = max(1, di // sm.head_dim)
+        return [
+            Gemm("ssm_in_proj", 2 * di + 2 * sm.n_groups * sm.d_state + heads, h, "n"),
+            Gemm("ssm_out_proj", h, di, "k"),
+        ]
+    r = sm.dt_rank if sm.dt_rank is not None else -(-h // 16)
+    return [
+        Gemm("ssm_in_proj", 2 * di, h, "n"),
+        Gemm("ssm_x_proj", r + 2 * sm.d_state, di, None),
+        Gemm("ssm_dt_proj", di, r, None),
+        Gemm("ssm_out_proj", h, di, "k"),
+    ]
+
+
+def _mixer_layer_gemms(model: ModelSpec) -> list[Gemm]:
+    """Token-mixer GEMMs of the mean layer: each mixer's GEMMs weighted by its share of layers."""
+    if model.layer_pattern is None:
+        return _attention_gemms(model)
+    shares = layer_shares(model)
+    soft = sum(v for k, v in shares.items() if k in _SOFTMAX)
+    g = [replace(x, tokens=x.tokens * soft, share=soft) for x in _attention_gemms(model)] if soft > 0 else []
+    for kind in ("linear", "ssm"):
+        if shares.get(kind):
+            f = shares[kind]
+            g += [replace(x, tokens=x.tokens * f, share=f) for x in _mixer_gemms(model, kind)]
+    return g
+
+
 def layer_gemms(model: ModelSpec, kind: LayerKind) -> list[Gemm]:
-    """The weight GEMMs of one layer of ``kind``."""
+    """The weight GEMMs of one (mean, for a hybrid stack) layer of FFN ``kind``."""
     h = model.hidden
     mats = ffn_matrices(model)
-    g = _attention_gemms(model)
+    g = _mixer_layer_gemms(model)
     if kind == "dense" or model.moe is None:
         g.append(Gemm("fc1", (mats - 1) * model.ffn_hidden, h, "n"))
         g.append(Gemm("fc2", h, model.ffn_hidden, "k"))
@@ -83,7 +200,7 @@ def layer_gemms(model: ModelSpec, kind: LayerKind) -> list[Gemm]:
     g.append(Gemm("expert_fc1", (mats - 1) * m.expert_ffn_hidden, h, None, tokens=m.top_k, expert=True))
     g.append(Gemm("expert_fc2", h, m.expert_ffn_hidden, None, tokens=m.top_k, expert=True))
     if m.n_shared_experts:
-        f = m.n_shared_experts * m.expert_ffn_hidden
+        f = m.shared_ffn_hidden
         g.append(Gemm("shared_fc1", (mats - 1) * f, h, "n"))
         g.append(Gemm("shared_fc2", h, f, "k"))
     return g
@@ -104,10 +221,46 @@ def _qk_v_dims(model: ModelSpec) -> tuple[int, int]:
 def attention_core_flops_per_token(model: ModelSpec, seq_len: int) -> float:
     """Forward FLOPs per token of softmax(QKᵀ)V over a full (non-causal) ``seq_len`` context.
 
-    ``2·s·n_heads·(d_qk + d_v)``; a causal kernel (FlashAttention-2) executes about half.
+    ``2·s·n_heads·(d_qk + d_v)``; a causal kernel (FlashAttention-2) executes about half. For a
+    stack with sliding-window, chunked, linear-attention or SSM layers, the mean over all layers of
+    ``2·c·n_heads·(d_qk + d_v)`` with each layer's non-causal-equivalent context ``c``
+    (:func:`effective_context`; 0 for linear/SSM layers, whose core is
+    :func:`mixer_core_flops_per_token`), so "half of it" stays the causal cost.
     """
     dqk, dv = _qk_v_dims(model)
-    return 2.0 * seq_len * model.n_heads * (dqk + dv)
+    if model.layer_pattern is None:
+        return 2.0 * seq_len * model.n_heads * (dqk + dv)
+    ctx = sum(f * effective_context(model, k, seq_len) for k, f in layer_shares(model).items())
+    return 2.0 * ctx * model.n_heads * (dqk + dv)
+
+
+def _hybrid_mixer_elems(model: ModelSpec, softmax_elems: float) -> tuple[float, float]:
+    """Mean over a hybrid stack's layers of the token mixer's memory-bound traffic and of its stored
+    activations, per token: ``softmax_elems`` (the caller's rotary traffic or q/k/v/o inventory) for
+    softmax layers; for Gated DeltaNet the causal convolution over q, k, v (read + write), the L2
+    norms of q and k, and the gated output norm (read o and z, write), storing the projections, the
+    convolution output, the output and its normed value; for Mamba the same over x, B, C and y.
+    Returns ``(traffic, stored)`` elements.
+    """
+    traffic = stored = 0.0
+    for kind, f in layer_shares(model).items():
+        if kind in _SOFTMAX:
+            traffic += f * softmax_elems
+            stored += f * softmax_elems
+        elif kind == "linear" and model.linear_attention is not None:
+            la = model.linear_attention
+            kd, vd = float(la.n_qk_heads * la.qk_head_dim), float(la.n_v_heads * la.v_head_dim)
+            conv = 2.0 * kd + vd
+            traffic += f * (2.0 * conv + 4.0 * kd + 3.0 * vd)
+            stored += f * ((2.0 * kd + 2.0 * vd + 2.0 * la.n_v_heads) + conv + 2.0 * vd)
+        elif kind == "ssm" and model.ssm is not None:
+            sm = model.ssm
+            di = float(sm.expand * model.hidden)
+            bc = 2.0 * sm.n_groups * sm.d_state if sm.kind == "mamba2" else 2.0 * sm.d_state
+            conv = di + (bc if sm.kind == "mamba2" else 0.0)
+            traffic += f * (2.0 * conv + 3.0 * di)
+            stored += f * (2.0 * di + bc + conv + 2.0 * di)
+    return traffic, stored
 
 
 def elementwise_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
@@ -120,7 +273,8 @@ def elementwise_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     h = model.hidden
     dqk, _ = _qk_v_dims(model)
     kv_heads = model.n_heads if model.attention is not None else model.n_kv_heads
-    e = 4.0 * h + 6.0 * h + 2.0 * (model.n_heads + kv_heads) * dqk
+    rope = 2.0 * (model.n_heads + kv_heads) * dqk
+    e = 4.0 * h + 6.0 * h + (rope if model.layer_pattern is None else _hybrid_mixer_elems(model, rope)[0])
     if kind == "dense" or model.moe is None:
         f = model.ffn_hidden
         return e + (3.0 * f if model.ffn_act == "swiglu" else 2.0 * f)
@@ -141,10 +295,11 @@ def activation_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     h = model.hidden
     dqk, dv = _qk_v_dims(model)
     kv_heads = model.n_heads if model.attention is not None else model.n_kv_heads
-    attn = 2.0 * h + model.n_heads * dqk + kv_heads * (dqk + dv) + model.n_heads * dv
+    mix = float(model.n_heads * dqk + kv_heads * (dqk + dv) + model.n_heads * dv)
     if model.attention is not None:
         a = model.attention
-        attn += a.q_lora_rank + a.kv_lora_rank  # compressed latents
+        mix += a.q_lora_rank + a.kv_lora_rank  # compressed latents
+    attn = 2.0 * h + (mix if model.layer_pattern is None else _hybrid_mixer_elems(model, mix)[1])
     mats = 3.0 if model.ffn_act == "swiglu" else 2.0
     if kind == "dense" or model.moe is None:
         ffn = 2.0 * h + mats * model.ffn_hidden
@@ -186,10 +341,16 @@ def model_flops_per_token(model: ModelSpec, seq_len: int) -> float:
 
     ``N`` counts the parameters a token touches except the input embedding (active experts only
     for MoE; the LM head counts, it is a GEMM); the attention term is PaLM's ``12·L·h·s`` written for
-    any head dimensions (non-causal, as PaLM and Megatron count it).
+    any head dimensions (non-causal, as PaLM and Megatron count it). Sliding-window and chunked
+    layers count their own context (:func:`effective_context`); linear-attention and SSM layers
+    add three times their forward core (:func:`mixer_core_flops_per_token`).
     """
     from wanka.workload.params import parameter_count
 
     p = parameter_count(model)
     layers = model.n_layers + model.mtp_layers
-    return 6.0 * p.active_non_embedding + 3.0 * layers * attention_core_flops_per_token(model, seq_len)
+    flops = 6.0 * p.active_non_embedding + 3.0 * layers * attention_core_flops_per_token(model, seq_len)
+    if model.layer_pattern is not None:  # linear-attention / SSM sequence mixing, forward + backward
+        counts = model.layer_kind_counts()
+        flops += 3.0 * sum(n * mixer_core_flops_per_token(model, k) for k, n in counts.items())
+    return flops

@@ -18,8 +18,6 @@ from collections.abc import Hashable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from wanka.platform.jobs import JobRun
 
 if TYPE_CHECKING:
@@ -39,7 +37,7 @@ class QueuePolicy:
         self.depth = depth
         self.queues: dict[Hashable, tuple[dict[int, JobRun], dict[int, JobRun]]] = {}
         self.n = 0
-        self.wait_small = np.zeros(gpus_per_node + 1, dtype=np.int64)  # waiting sub-node jobs by GPUs
+        self.wait_small = [0] * (gpus_per_node + 1)  # waiting sub-node jobs by GPUs (a list: hot path)
         self.wait_whole: Counter[int] = Counter()  # waiting whole-node jobs by nodes
         self.G = gpus_per_node
 
@@ -92,8 +90,7 @@ class QueuePolicy:
 
     # ------------------------------------------------------------ demand summary
     def min_small(self) -> int:
-        nz = np.flatnonzero(self.wait_small)
-        return int(nz[0]) if nz.size else 0
+        return next((g for g, n in enumerate(self.wait_small) if n), 0)
 
     def min_whole(self) -> int:
         return min(self.wait_whole) if self.wait_whole else 0

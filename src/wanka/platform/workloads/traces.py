@@ -21,13 +21,15 @@ A malformed row raises :class:`~wanka.errors.TraceError` naming the file, line a
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from wanka.errors import TraceError
+from wanka import fileio
+from wanka.errors import SpecError, TraceError
 from wanka.platform.cluster import Cluster
 from wanka.platform.jobs import Job, Workload
 
@@ -59,13 +61,17 @@ def trace_path(relative: str) -> Path:
     return Path(str(resources.files("wanka") / "data" / "traces" / relative))
 
 
-def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+def _read(path: Path) -> str:
+    """The file's text through the door (regular file, size, UTF-8); its problems are TraceErrors."""
     try:
-        fh = path.open(newline="", encoding="utf-8")
-    except OSError as e:
-        raise TraceError(f"{path}: cannot read: {e.strerror}") from None
-    with fh:
-        reader = csv.reader(fh, skipinitialspace=True)
+        return fileio.read_text(path, max_bytes=fileio.MAX_TABLE_BYTES)
+    except SpecError as e:
+        raise TraceError(f"{path}: {e.detail}" + (f" (line {e.line})" if e.line else "")) from None
+
+
+def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    reader = csv.reader(io.StringIO(_read(path), newline=""), skipinitialspace=True)
+    try:
         try:
             header = [h.strip() for h in next(reader)]
         except StopIteration:
@@ -81,17 +87,35 @@ def _rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str
             if len(row) != len(header):
                 raise TraceError(f"{path}, line {reader.line_num}: {len(row)} fields, the header has {len(header)}")
             yield reader.line_num, {h: c.strip() for h, c in zip(header, row, strict=True)}
+    except csv.Error as e:
+        raise TraceError(f"{path}, line {reader.line_num}: malformed CSV ({e})") from None
 
 
-def _num(path: Path, line: int, row: dict[str, str], col: str, *, lo: float = 0.0, integer: bool = False) -> float:
+# bounds on every number a trace feeds the simulator (a finite but absurd value must not hang a loop)
+MAX_TIME_S = 1e10  # submit/creation times: ~300 years of seconds
+MAX_DURATION_S = 3.2e8  # a job of ten years
+MAX_JOB_GPUS = 2_000_000
+MAX_NODE_GPUS = 256
+
+
+def _num(
+    path: Path,
+    line: int,
+    row: dict[str, str],
+    col: str,
+    *,
+    lo: float = 0.0,
+    hi: float = MAX_TIME_S,
+    integer: bool = False,
+) -> float:
     text = row[col]
     try:
         v = float(text)
     except ValueError:
         raise TraceError(f"{path}, line {line}: {col} = {text!r}: not a number") from None
-    if not np.isfinite(v) or v < lo or (integer and v != int(v)):
+    if not np.isfinite(v) or v < lo or v > hi or (integer and v != int(v)):
         kind = "an integer" if integer else "a number"
-        raise TraceError(f"{path}, line {line}: {col} = {text!r}: must be {kind} ≥ {lo:g}")
+        raise TraceError(f"{path}, line {line}: {col} = {text!r}: must be {kind} in [{lo:g}, {hi:g}]")
     return v
 
 
@@ -101,7 +125,7 @@ def load_pai_pods(path: str | Path | None = None) -> Workload:
     jobs: list[Job] = []
     cpu = never = shared = 0
     for line, row in _rows(p, ("num_gpu", "creation_time", "scheduled_time", "deletion_time")):
-        g = int(_num(p, line, row, "num_gpu", integer=True))
+        g = int(_num(p, line, row, "num_gpu", hi=MAX_JOB_GPUS, integer=True))
         if g == 0:
             cpu += 1
             continue
@@ -111,12 +135,12 @@ def load_pai_pods(path: str | Path | None = None) -> Workload:
         created = _num(p, line, row, "creation_time")
         sched = _num(p, line, row, "scheduled_time")
         deleted = _num(p, line, row, "deletion_time")
-        if sched < created or deleted < sched:
+        if sched < created or deleted < sched or deleted - sched > MAX_DURATION_S:
             raise TraceError(
                 f"{p}, line {line}: times must satisfy creation_time ≤ scheduled_time ≤ "
-                f"deletion_time (got {created:g}, {sched:g}, {deleted:g})"
+                f"deletion_time ≤ scheduled_time + {MAX_DURATION_S:g} s (got {created:g}, {sched:g}, {deleted:g})"
             )
-        if "gpu_milli" in row and row["gpu_milli"] and _num(p, line, row, "gpu_milli") < 1000:
+        if "gpu_milli" in row and row["gpu_milli"] and _num(p, line, row, "gpu_milli", hi=1e6) < 1000:
             shared += 1
         spec = row.get("gpu_spec", "")
         models = frozenset(m for m in spec.split("|") if m) or None
@@ -132,6 +156,8 @@ def load_pai_pods(path: str | Path | None = None) -> Workload:
                 name=row.get("name", ""),
             )
         )
+    if not jobs:
+        raise TraceError(f"{p}: no GPU job ({cpu} CPU-only and {never} never-scheduled pods skipped)")
     notes = (
         f"{cpu} CPU-only pods and {never} never-scheduled pods skipped",
         f"{shared} GPU-sharing pods (gpu_milli < 1000) allocated a whole GPU",
@@ -144,19 +170,21 @@ def load_generic_trace(path: str | Path) -> Workload:
     p = Path(path)
     jobs = []
     for line, row in _rows(p, ("submit_s", "duration_s", "gpus")):
-        g = int(_num(p, line, row, "gpus", lo=1, integer=True))
-        prio = int(_num(p, line, row, "priority", lo=-1e9, integer=True)) if row.get("priority") else 0
-        tp = int(_num(p, line, row, "tp", lo=1, integer=True)) if row.get("tp") else 1
+        g = int(_num(p, line, row, "gpus", lo=1, hi=MAX_JOB_GPUS, integer=True))
+        prio = int(_num(p, line, row, "priority", lo=-1e9, hi=1e9, integer=True)) if row.get("priority") else 0
+        tp = int(_num(p, line, row, "tp", lo=1, hi=MAX_NODE_GPUS * 1024, integer=True)) if row.get("tp") else 1
         jobs.append(
             Job(
                 submit_s=_num(p, line, row, "submit_s"),
-                duration_s=_num(p, line, row, "duration_s"),
+                duration_s=_num(p, line, row, "duration_s", hi=MAX_DURATION_S),
                 gpus=g,
                 tenant=row.get("tenant") or "default",
                 priority=prio,
                 tp=tp,
             )
         )
+    if not jobs:
+        raise TraceError(f"{p}: no jobs (only a header)")
     return Workload(p.stem, tuple(jobs), str(p))
 
 
@@ -165,11 +193,7 @@ def load_trace(path: str | Path) -> Workload:
     if str(path) in BUILTIN_TRACES:
         return builtin_trace(str(path))
     p = Path(path)
-    try:
-        with p.open(encoding="utf-8") as fh:
-            header = fh.readline()
-    except OSError as e:
-        raise TraceError(f"{p}: cannot read: {e.strerror}") from None
+    header = _read(p).partition("\n")[0]
     cols = {c.strip() for c in header.strip().split(",")}
     if {"num_gpu", "creation_time"} <= cols:
         return load_pai_pods(p)
@@ -193,19 +217,15 @@ def load_node_list(path: str | Path, name: str | None = None) -> Cluster:
     p = Path(path)
     gpus: list[int] = []
     models: list[str] = []
-    try:
-        with p.open(encoding="utf-8") as fh:
-            cols = [c.strip() for c in fh.readline().strip().split(",")]
-    except OSError as e:
-        raise TraceError(f"{p}: cannot read: {e.strerror}") from None
+    cols = [c.strip() for c in _read(p).partition("\n")[0].strip().split(",")]
     if "gpu" in cols and "sn" in cols:
         for line, row in _rows(p, ("sn", "gpu")):
-            gpus.append(int(_num(p, line, row, "gpu", integer=True)))
+            gpus.append(int(_num(p, line, row, "gpu", hi=MAX_NODE_GPUS, integer=True)))
             models.append(row.get("model", ""))
         return Cluster.from_nodes(gpus, models if any(models) else None, name=name or p.stem)
     if "number of GPUs" in cols:
         for line, row in _rows(p, ("number of GPUs",)):
-            gpus.append(int(_num(p, line, row, "number of GPUs", integer=True)))
+            gpus.append(int(_num(p, line, row, "number of GPUs", hi=MAX_NODE_GPUS, integer=True)))
         return Cluster.from_nodes(gpus, name=name or p.stem)
     raise TraceError(
         f"{p}, line 1: unknown node list; expected sn,cpu_milli,memory_mib,gpu,model or "
@@ -228,4 +248,4 @@ def load_philly_machines(revised: bool = False) -> Cluster:
 def load_philly_runtimes() -> np.ndarray:
     """Philly job run times (s), 83,154 jobs, as re-published by Alibaba's v2020 analysis."""
     p = trace_path("philly/philly_runtime_from_alibaba_analysis.csv")
-    return np.array([_num(p, line, row, "runtime") for line, row in _rows(p, ("runtime",))])
+    return np.array([_num(p, line, row, "runtime", hi=MAX_DURATION_S) for line, row in _rows(p, ("runtime",))])

@@ -1,0 +1,144 @@
+"""Launch arguments of a scenario's strategy in a framework's own names: Megatron-LM (``pretrain_gpt.py``
+flags) and NeMo 2.0 (``nemo llm pretrain`` recipe overrides).
+
+Names follow Megatron-LM's ``megatron/training/arguments.py`` (core_r0.12) and NeMo 2.0's
+``MegatronStrategy`` / ``MegatronOptimizerModule`` / ``PreTrainingDataModule`` fields. Data-parallel
+size is never an argument in either: it is the world size over tp·pp·cp.
+"""
+
+from __future__ import annotations
+
+import math
+
+from wanka.spec import Scenario
+
+__all__ = ["EXPORT_FORMATS", "launch_args"]
+
+EXPORT_FORMATS = ("megatron", "nemo")
+
+
+def _iters(sc: Scenario) -> int:
+    assert sc.training is not None
+    return max(1, math.ceil(sc.training.tokens / (sc.training.global_batch_seqs * sc.seq_len)))
+
+
+def _megatron(sc: Scenario) -> list[str]:
+    m, t, p = sc.model, sc.training, sc.parallel
+    assert m is not None and t is not None and p is not None
+    a = [
+        f"--tensor-model-parallel-size {p.tp}",
+        f"--pipeline-model-parallel-size {p.pp}",
+    ]
+    if p.vpp > 1:
+        a.append(f"--num-layers-per-virtual-pipeline-stage {max(1, m.n_layers // (p.pp * p.vpp))}")
+    if p.cp > 1:
+        a.append(f"--context-parallel-size {p.cp}")
+    if m.moe is not None:
+        a += [
+            f"--expert-model-parallel-size {p.ep}",
+            f"--num-experts {m.moe.n_experts}",
+            f"--moe-router-topk {m.moe.top_k}",
+            f"--moe-ffn-hidden-size {m.moe.expert_ffn_hidden}",
+        ]
+        if m.moe.n_shared_experts:
+            a.append(f"--moe-shared-expert-intermediate-size {m.moe.n_shared_experts * m.moe.expert_ffn_hidden}")
+        if p.ep_dispatch == "deepep":
+            a += ["--moe-token-dispatcher-type flex", "--moe-enable-deepep"]
+        else:
+            a.append("--moe-token-dispatcher-type alltoall")
+    if p.sp and p.tp > 1:
+        a.append("--sequence-parallel")
+    if p.zero >= 3:
+        a.append("--use-torch-fsdp2")
+    elif p.zero >= 1:
+        a.append("--use-distributed-optimizer")
+    if p.recompute == "selective":
+        a.append("--recompute-granularity selective")
+    elif p.recompute == "full":
+        a += ["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
+    if p.tp_comm_overlap and p.tp > 1:
+        a.append("--tp-comm-overlap")
+    if p.dp_comm_overlap:
+        a += ["--overlap-grad-reduce", "--overlap-param-gather"]
+    if p.flash_attention:
+        a.append("--use-flash-attn")
+    if p.cuda_graphs:
+        a.append("--enable-cuda-graph")
+    a += [
+        f"--micro-batch-size {t.micro_batch}",
+        f"--global-batch-size {t.global_batch_seqs}",
+        f"--seq-length {sc.seq_len}",
+        f"--max-position-embeddings {max(sc.seq_len, m.seq_len)}",
+        f"--num-layers {m.n_layers}",
+        f"--hidden-size {m.hidden}",
+        f"--ffn-hidden-size {m.ffn_hidden}",
+        f"--num-attention-heads {m.n_heads}",
+    ]
+    if m.n_kv_heads != m.n_heads:
+        a += ["--group-query-attention", f"--num-query-groups {m.n_kv_heads}"]
+    if m.head_dim is not None:
+        a.append(f"--kv-channels {m.head_dim}")
+    if m.ffn_act == "swiglu":
+        a.append("--swiglu")
+    if not m.tied_embeddings:
+        a.append("--untie-embeddings-and-output-weights")
+    if t.precision in ("bf16", "fp8", "fp4"):
+        a.append("--bf16")
+    elif t.precision == "fp16":
+        a.append("--fp16")
+    if t.precision == "fp8":
+        a += ["--fp8-format hybrid"] + (["--fp8-recipe mxfp8"] if t.precision_recipe == "mxfp8" else [])
+    a.append(f"--train-iters {_iters(sc)}")
+    return a
+
+
+def _nemo(sc: Scenario) -> list[str]:
+    m, t, p = sc.model, sc.training, sc.parallel
+    assert m is not None and t is not None and p is not None
+    s = "trainer.strategy"
+    a = [
+        f"{s}.tensor_model_parallel_size={p.tp}",
+        f"{s}.pipeline_model_parallel_size={p.pp}",
+        f"{s}.virtual_pipeline_model_parallel_size={p.vpp if p.vpp > 1 else 'null'}",
+        f"{s}.context_parallel_size={p.cp}",
+        f"{s}.expert_model_parallel_size={p.ep}",
+        f"{s}.sequence_parallel={'true' if p.sp and p.tp > 1 else 'false'}",
+        f"optim.config.use_distributed_optimizer={'true' if p.zero >= 1 else 'false'}",
+        f"data.micro_batch_size={t.micro_batch}",
+        f"data.global_batch_size={t.global_batch_seqs}",
+        f"data.seq_length={sc.seq_len}",
+        f"trainer.max_steps={_iters(sc)}",
+        f"trainer.num_nodes={math.ceil(sc.gpus / sc.cluster.gpus_per_node)}",
+        f"trainer.devices={min(sc.gpus, sc.cluster.gpus_per_node)}",
+        "trainer.plugins.precision=" + ("16-mixed" if t.precision == "fp16" else "bf16-mixed"),
+    ]
+    if p.zero >= 3:
+        a.append(f"{s}.fsdp=megatron")
+    if p.recompute != "none":
+        a.append(f"model.config.recompute_granularity={p.recompute}")
+        if p.recompute == "full":
+            a += ["model.config.recompute_method=uniform", "model.config.recompute_num_layers=1"]
+    if p.tp_comm_overlap and p.tp > 1:
+        a.append("model.config.tp_comm_overlap=true")
+    if p.dp_comm_overlap:
+        a += [f"{s}.ddp.overlap_grad_reduce=true", f"{s}.ddp.overlap_param_gather=true"]
+    if t.precision == "fp8":
+        a += ["trainer.plugins.fp8=hybrid"] + (
+            ["trainer.plugins.fp8_recipe=mxfp8"] if t.precision_recipe == "mxfp8" else []
+        )
+    if p.cuda_graphs:
+        a.append("model.config.enable_cuda_graph=true")
+    return a
+
+
+def launch_args(scenario: Scenario, framework: str) -> list[str]:
+    """The strategy, batch, model shape and precision as ``framework`` arguments (one per item)."""
+    if framework not in EXPORT_FORMATS:
+        from wanka.errors import SpecError
+
+        raise SpecError(f"= {framework!r} — must be one of {', '.join(EXPORT_FORMATS)}", field="--export")
+    if scenario.parallel is None or scenario.training is None or scenario.model is None:
+        from wanka.errors import SpecError
+
+        raise SpecError("the scenario has no training job to export (model, training)", field="--export")
+    return _megatron(scenario) if framework == "megatron" else _nemo(scenario)

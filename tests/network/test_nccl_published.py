@@ -1,0 +1,64 @@
+"""Published multi-node nccl-tests results (benchmarks/nccl_tests_published.yaml) against the model.
+
+``role: fit`` rows set a model constant: they are consistency checks. ``role: check`` rows were held out.
+"""
+
+import pytest
+from benchmarks.check_nccl_tests import load_rows, mape, predict
+
+
+@pytest.fixture(scope="module")
+def rows():  # type: ignore[no-untyped-def]
+    return [predict(r) for r in load_rows()]
+
+
+def test_every_row_cites_a_source_and_a_role() -> None:
+    for r in load_rows():
+        assert r["role"] in ("fit", "check") and len(r["source"]) > 20, r["id"]
+        assert r["role"] != "fit" or r.get("fits"), f"{r['id']}: a fit row names the constant it set"
+
+
+def test_fit_rows_are_reproduced_consistency_check(rows) -> None:  # type: ignore[no-untyped-def]
+    for r in rows:
+        if r.role == "fit":
+            assert abs(r.error) <= 0.05, (r.id, r.error)
+
+
+def test_mape_over_all_published_rows(rows) -> None:  # type: ignore[no-untyped-def]
+    assert mape(rows) <= 0.10, [(r.id, round(r.error, 3)) for r in rows]
+
+
+def test_two_node_nvls_tree_is_pipelined_not_summed(rows) -> None:  # type: ignore[no-untyped-def]
+    # the issue's 18-40% under-prediction on two H100 / B200 nodes came from adding the NVLS and
+    # fabric phases; pipelined, the B200 row is NIC-bound and within 5%, the H100 row within 25%
+    by_id = {r.id: r for r in rows}
+    assert abs(by_id["b200-2node-ib"].error) <= 0.05
+    assert abs(by_id["h100-2node-ib"].error) <= 0.10  # NCCL's per-head NVLS-tree cap (Hopper, 2 nodes)
+    assert by_id["b200-2node-ib"].algorithm == "nvls_tree"
+
+
+def test_busbw_falls_steeply_below_1gib_across_20_racks(rows) -> None:  # type: ignore[no-untyped-def]
+    # 1,440 GB200 (20 NVL72 racks, NVLS off): measured 151 GB/s at 512 MiB, 406 at 16 GiB. The tree's
+    # 72-deep chain fill makes NCCL's choice the ring, whose 2(n-1) step latencies set the small sizes
+    by_id = {r.id: r for r in rows}
+    small, large = by_id["gb200-20rack-512m"], by_id["gb200-20rack-16g"]
+    assert small.predicted < 0.5 * large.predicted
+    assert abs(small.error) <= 0.10 and small.algorithm == "ring"
+
+
+def test_no_row_from_two_racks_is_worse_than_25_percent(rows) -> None:  # type: ignore[no-untyped-def]
+    for r in rows:
+        if r.id.startswith("gb200-2rack"):
+            assert abs(r.error) <= 0.25, (r.id, r.error)
+
+
+def test_single_domain_rows_within_5_percent(rows) -> None:  # type: ignore[no-untyped-def]
+    # the issue's target for one scale-up domain (8 to 72 GPUs, NVLink ring and NVLS, incl. 5 of 8 H100)
+    for r in rows:
+        if r.single_domain:
+            assert abs(r.error) <= 0.05, (r.id, r.error)
+
+
+def test_held_out_rows_mape_at_most_10_percent(rows) -> None:  # type: ignore[no-untyped-def]
+    held = [r for r in rows if r.role == "check"]
+    assert len(held) >= 20 and mape(held) <= 0.10, [(r.id, round(r.error, 3)) for r in held]

@@ -1,0 +1,41 @@
+"""benchmarks/extra_runs/non_nvidia.yaml: every row loads, names its source, is check-only, and is predicted
+(no row skipped as inexpressible, no NaN). Accuracy is reported by benchmarks/check_extra_runs.py, not asserted."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from wanka.validate import run_validation
+from wanka.validate.cases import load_cases
+
+FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "extra_runs" / "non_nvidia.yaml"
+
+
+def test_rows_cite_and_are_check_only() -> None:
+    cases, _ = load_cases(FILE)
+    assert len(cases) >= 20
+    gpus = {c.raw["hardware"]["gpu"] for c in cases}
+    assert {"Ascend-910B", "MI325X", "MI355X", "MI300X"} <= gpus
+    for c in cases:
+        assert c.raw["check_only"] is True, c.id
+        assert len(c.raw["source"]) > 40, c.id
+
+
+def test_iteration_time_consistent_with_throughput() -> None:
+    """Consistency check of each row's own derivation: gbs * seq / (tokens/s/GPU * GPUs) = iteration time."""
+    cases, _ = load_cases(FILE)
+    for c in cases:
+        r = c.raw
+        t = r["batch"]["global_batch_seqs"] * r["model"]["seq_len"] / (c.truth * r["hardware"]["count"])
+        assert t == pytest.approx(r["truth"]["iteration_time_s"], rel=1e-3), c.id
+
+
+def test_every_row_is_predicted() -> None:
+    rep = run_validation(FILE)
+    assert len(rep.cases) >= 20
+    for c in rep.cases:
+        assert c.error is None, (c.id, c.error)
+        assert c.rel_error is not None and math.isfinite(c.rel_error), c.id
