@@ -838,16 +838,19 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         inter = np.minimum(m_mb, pp) * (1.0 + (pp - 1.0 - 2.0 * r) / (pp * v))
         return np.asarray(np.where(pp > 1, np.where(v > 1, inter, np.minimum(m_mb, pp - r)), 1.0))
 
-    def stage_act(nd: Arr, nm: Arr) -> Arr:
+    # with full recompute a micro-batch in flight keeps only each layer's input (2·s·b·h bytes,
+    # Korthikanti et al. 2022, Table 2); the one layer being recomputed in the backward holds its
+    # full activations once, whatever the number of micro-batches in flight
+    def stage_act(nd: Arr, nm: Arr, r: Arr | float) -> Arr:
         full_l = np.where(nm > 0, act_moe, act_dense)
-        stored = nd * act_dense + nm * act_moe
-        ckpt = (nd + nm) * 2.0 * h * tokens / seq_shard + full_l
+        stored = (nd * act_dense + nm * act_moe) * inflight(r)
+        ckpt = (nd + nm) * 2.0 * h * tokens / seq_shard * inflight(r) + full_l
         return np.asarray(np.where(rec == 2, ckpt, stored))
 
     logits_mem = tokens * (model.vocab / tp) * 6.0
-    act_first = stage_act(*sh.layers["first"]) * inflight(0.0) + np.where(pp == 1, logits_mem, 0.0)
-    act_mid = np.where(pp > 2, stage_act(*sh.layers["mid"]) * inflight(1.0), 0.0)
-    act_last = np.where(pp > 1, stage_act(*sh.layers["last"]) * inflight(pp - 1.0) + logits_mem, 0.0)
+    act_first = stage_act(*sh.layers["first"], 0.0) + np.where(pp == 1, logits_mem, 0.0)
+    act_mid = np.where(pp > 2, stage_act(*sh.layers["mid"], 1.0), 0.0)
+    act_last = np.where(pp > 1, stage_act(*sh.layers["last"], pp - 1.0) + logits_mem, 0.0)
     activations = np.maximum(np.maximum(act_first, act_mid), act_last)
     z3_buf = np.where(z == 3, 2.0 * pr.layer_dense / tp * w_b * 2.0, 0.0)
     buffers = ctx.cal.framework_overhead_bytes + z3_buf + np.minimum(pr.p_local * 4.0, 2.0 * 40e6 * 4.0)
