@@ -827,8 +827,16 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # fine-grained selective recompute (fused attention) drops the norm/activation/up-projection outputs
     drop = (rec == 1) & st.flash
     seq_shard = np.where(st.sp, tp, 1.0)
-    act_dense = (ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B * tokens / seq_shard + scores
-    act_moe = (ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B * tokens / seq_shard + scores
+    # with FP8 GEMMs the inputs saved for the weight-gradient GEMMs are kept in FP8, one byte each
+    # (Transformer Engine; DeepSeek-V3 Sec. 3.3.3); the norm and activation outputs among them are
+    # not stored at all when fine-grained recompute drops them
+    f8 = (B - 1.0) if ctx.fp8 else 0.0
+    moe_f = float(model.moe.expert_ffn_hidden * (model.moe.top_k + model.moe.n_shared_experts)) if model.moe else 0.0
+    g_dense = ctx.gemm_in_dense - np.where(drop, 2.0 * h + float(model.ffn_hidden), 0.0)
+    g_moe = ctx.gemm_in_moe - np.where(drop, 2.0 * h + moe_f, 0.0)
+    act_dense = ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense) * tokens / seq_shard
+    act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe) * tokens / seq_shard
+    act_dense, act_moe = act_dense + scores, act_moe + scores
 
     # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
     # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up). The first
