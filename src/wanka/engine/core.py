@@ -819,7 +819,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     w_b = 2.0
     copies = np.where(st.dualpipe, 2.0, 1.0)  # DualPipe keeps two copies of the parameters
     weights = np.where(z == 3, pr.p_shard, pr.p_local) * w_b * copies
-    grads = np.where(z >= 2, pr.p_shard, pr.p_local) * 4.0 * copies
+    # fp32 main gradients; with ZeRO-3/FSDP a parameter shard costs 16 bytes, not 18: DeepSpeed keeps
+    # 16-bit gradient shards (ZeRO paper Sec. 3.1: 2 + 2 + 12 bytes), FSDP's fp32 shard is itself the
+    # optimizer's master copy (mixed precision: 4 + 4 + 8, plus the transient bf16 gathers in z3_buf)
+    grads = np.where(z >= 2, pr.p_shard, pr.p_local) * np.where(z == 3, 2.0, 4.0) * copies
     optim = 12.0 * optimizer_shard(st, pr)  # fp32 master + Adam m, v
     # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
     # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them
