@@ -41,7 +41,7 @@ def test_every_row_is_predicted_or_reported_as_not_fitting() -> None:
     rep = run_validation(FILE)
     assert len(rep.cases) >= 20
     predicted = [c for c in rep.cases if c.error is None]
-    assert len(predicted) >= 18  # 19 of 20 with the shipped memory model
+    assert len(predicted) >= 21  # 22 of 23 with the shipped memory model
     for c in rep.cases:
         if c.error is not None:
             assert "no layout fits" in c.error, (c.id, c.error)
