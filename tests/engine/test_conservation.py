@@ -491,3 +491,68 @@ def test_dropless_host_sync_survives_cuda_graphs() -> None:
     moe_layers_per_stage = 8  # 62 layers (61 + MTP) over 8 stages, the busiest all MoE
     m = 1024 // 32
     assert with_sync - without == pytest.approx(m * moe_layers_per_stage * 3 * cal.moe_host_sync_s, rel=0.15)
+
+
+# ---------------------------------------------------------------- memory as frameworks hold it
+
+
+def _act(sc: Scenario, **cols: object) -> float:
+    from wanka.engine.api import evaluate_batch
+
+    st = Strategies.from_columns(**cols)  # type: ignore[arg-type]
+    return float(evaluate_batch(make_context(sc), st, 1.0).raw["memory"]["activations"][0])
+
+
+def test_full_recompute_holds_one_layer_working_set_whatever_the_micro_batches_in_flight() -> None:
+    # GPT-3 175B, tp 8, pp 8 (12 layers a stage), no sequence parallelism: each micro-batch in flight
+    # keeps only its layers' inputs (2·s·b·h bytes each, Korthikanti et al. 2022 Table 2); the layer
+    # being recomputed holds its full activations once
+    def sc(gbs: int) -> Scenario:
+        return parse_scenario(
+            {
+                "cluster": {"accelerator": "A100-SXM4-80GB", "nodes": 8},
+                "model": "gpt3-175b",
+                "training": {"global_batch_seqs": gbs, "micro_batch": 1, "seq_len": 2048},
+                "parallel": {"tp": 8, "pp": 8, "dp": 1},
+            }
+        )
+
+    cols = {"tp": 8, "pp": 8, "dp": 1, "recompute": 2, "sp": False, "micro_batch": 1}
+    one, eight = _act(sc(1), **cols), _act(sc(8), **cols)  # 1 and 8 micro-batches in flight on stage 0
+    ctx = make_context(sc(8))
+    ckpt = 2.0 * ctx.model.hidden * 2048  # one layer's input for one micro-batch
+    # 7 more micro-batches' inputs on the busiest stage (11-12 layers: the embedding and the loss
+    # may take a layer's slot) and nothing else
+    assert 7 * 11 * ckpt * (1 - 1e-9) <= eight - one <= 7 * 12 * ckpt * (1 + 1e-9)
+    layer = ctx.act_dense * 2.0 * 2048  # one layer's full activations
+    assert layer > 3 * ckpt  # counted per micro-batch in flight, it would add 7 x (11 + 3) inputs or more
+
+
+def test_fp8_keeps_the_saved_gemm_inputs_in_one_byte() -> None:
+    def sc(precision: str) -> Scenario:
+        return parse_scenario(
+            {
+                "cluster": {"accelerator": "H100", "nodes": 1},
+                "model": "llama3-8b",
+                "training": {"global_batch_seqs": 8, "micro_batch": 1, "seq_len": 4096, "precision": precision},
+                "parallel": {"tp": 1, "pp": 1, "dp": 8},
+            }
+        )
+
+    cols = {"tp": 1, "pp": 1, "dp": 8, "recompute": 0, "micro_batch": 1}
+    bf16, fp8 = _act(sc("bf16"), **cols), _act(sc("fp8"), **cols)
+    ctx = make_context(sc("fp8"))
+    assert ctx.gemm_in_dense > 0
+    # one byte saved per GEMM-input element per token per layer
+    assert bf16 - fp8 == pytest.approx(ctx.gemm_in_dense * 4096 * ctx.model.n_layers, rel=1e-9)
+
+
+def test_zero3_shard_costs_16_bytes_per_parameter_beside_the_gathers() -> None:
+    from wanka.engine.api import evaluate_batch
+
+    sc = _cluster_scenario("llama3-8b", 2, 400, 450, 64, 4096)
+    st = Strategies.from_columns(tp=1, pp=1, dp=16, zero=3, micro_batch=1)
+    raw = evaluate_batch(make_context(sc), st, 1.0).raw
+    m = raw["memory"]
+    states = float(m["weights"][0] + m["gradients"][0] + m["optimizer"][0])
+    assert states / (float(raw["params_per_gpu"][0]) / 16) == pytest.approx(16.0, rel=1e-6)
