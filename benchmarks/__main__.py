@@ -14,6 +14,7 @@ for name in (
     "bench_serve",
     "bench_startup",
     "check_extra_runs",
+    "check_recipe_rank",
 ):
     print(f"== {name}")
     importlib.import_module(f"benchmarks.{name}").main()

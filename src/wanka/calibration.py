@@ -56,12 +56,15 @@ class Calibration:
     tp_overlap_hidden: float
     dp_exposed_floor: float
     pp_p2p_exposed: float
+    comm_sm_share: float
     # memory
     framework_overhead_bytes: float
-    memory_model_tolerance: float
     optimizer_bytes_per_param: float
     ep_overlap_floor: float
     ep_overlap_hidden: float
+    allocator_fragmentation: float
+    nccl_bytes_per_communicator: float
+    usable_hbm_fraction: float
     # fixed costs
     layer_overhead_s: float
     cuda_graph_overhead_factor: float
@@ -69,6 +72,10 @@ class Calibration:
     dp_bucket_params: float
     dp_bucket_params_per_rank: float
     zero3_bucket_params: float
+    rank_jitter_cv: float
+    moe_expert_load_cv: float
+    grouped_gemm_tile_rows: float
+    moe_host_sync_s: float
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

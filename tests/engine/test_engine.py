@@ -206,8 +206,9 @@ def test_deepep_dispatch_cuts_cross_node_all_to_all() -> None:
 def test_dualpipe_halves_the_bubble_and_keeps_two_parameter_copies() -> None:
     one = estimate_step(_deepseek(), require_fit=False)
     dual = estimate_step(_deepseek(pp_schedule="dualpipe"), require_fit=False)
-    # DeepSeek-V3 Table 2: bubble (PP/2 - 1) vs PP - 1 stage-times
-    assert dual.breakdown["pp_bubble"] == pytest.approx(one.breakdown["pp_bubble"] * 3 / 7, rel=1e-9)
+    # DeepSeek-V3 Table 2: (PP/2 - 1)(F&B + B - 3W) against 1F1B's (PP - 1)(F + B): with B ~ 2F
+    # (more with attention) and W ~ F, a bit under half of 1F1B's at pp 8 (3/7 x (F + 2B - 3W)/(F + B))
+    assert 0.3 * one.breakdown["pp_bubble"] < dual.breakdown["pp_bubble"] < 0.5 * one.breakdown["pp_bubble"]
     assert dual.memory.weights == pytest.approx(2 * one.memory.weights)
     with pytest.raises(InfeasibleError, match="DualPipe"):
         estimate_step(_deepseek(pp_schedule="dualpipe", pp=1, dp=256), require_fit=False)

@@ -82,7 +82,7 @@ def test_every_returned_strategy_is_feasible_fits_and_spans_the_job(
     assert len(r.top) <= top
     for c in r.top:
         assert c.tp * c.pp * c.dp * c.cp == sc.gpus == c.gpus
-        assert c.memory_bytes <= c.hbm_bytes == ctx.hbm_bytes
+        assert c.memory_bytes <= c.hbm_bytes == ctx.hbm_usable
         st = Strategies.from_columns(
             tp=[c.tp],
             pp=[c.pp],
@@ -100,3 +100,22 @@ def test_every_returned_strategy_is_feasible_fits_and_spans_the_job(
         assert float(again.step_time_s[0]) == c.step_time_s
     if r.feasible == 0:
         assert not r.top and r.notes
+
+
+def test_hybrid_shard_groups_are_a_search_dimension() -> None:
+    sc = small(nodes=8, model="llama3-8b", batch=128)
+    ctx = make_context(job_scenario(sc))
+    plain, _ = enumerate_space(ctx, SearchSpace(micro_batches=(1,), vpp_max=1))
+    hyb, _ = enumerate_space(ctx, SearchSpace(micro_batches=(1,), vpp_max=1, shard_groups=(8,)))
+    assert len(hyb) > len(plain)
+    # a shard group is only tried with ZeRO >= 1, dividing dp·cp and smaller than it
+    g = hyb.shard[hyb.shard > 0]
+    assert g.size and np.all(g == 8)
+    assert np.all(hyb.zero[hyb.shard > 0] >= 1)
+    assert np.all(((hyb.dp * hyb.cp)[hyb.shard > 0] % 8 == 0) & ((hyb.dp * hyb.cp)[hyb.shard > 0] > 8))
+    r = search(sc, top=50, space=SearchSpace(micro_batches=(1,), vpp_max=1, shard_groups=(8,)))
+    base = search(sc, top=1, space=SearchSpace(micro_batches=(1,), vpp_max=1))
+    assert r.best.step_time_s <= base.best.step_time_s * (1 + 1e-12)
+    for c in r.top:
+        spec = c.parallel_spec()  # round-trips through the spec's validation
+        assert spec.zero_shard_group == c.zero_shard_group

@@ -36,7 +36,12 @@ def test_moe_dispatch_and_fp8_what_ifs(flagship: Comparison) -> None:
     assert moe["alltoall"]["strategy"] == moe["deepep"]["strategy"]
     # node-deduplicated dispatch sends each token once per node, never more than all-to-all does
     assert moe["deepep"]["ep_comm_s"] <= moe["alltoall"]["ep_comm_s"]
-    assert moe["alltoall"]["ep_comm_s"] > 0
+    # expert traffic exists exactly where experts are spread over ranks (ep > 1); the placement may
+    # keep them tensor-parallel (ep 1, no all-to-all), but some what-if row dispatches tokens
+    rows = [r for r in moe.values() if "strategy" in r]
+    for r in rows:
+        assert (r["ep_comm_s"] > 0) == (r["strategy"]["ep"] > 1), r
+    assert any(r["strategy"]["ep"] > 1 for r in rows)
     fp8 = {r["label"]: r for r in flagship.story["fp8"]["rows"]}
     assert fp8["fp8"]["strategy"] == fp8["bf16"]["strategy"]
     assert fp8["fp8"]["step_time_s"] < fp8["bf16"]["step_time_s"]

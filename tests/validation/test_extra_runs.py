@@ -1,5 +1,6 @@
-"""Further published runs (benchmarks/extra_runs/): they parse, run, and stay predicted about as well as
-when the current calibration was fit (a regression guard for generalisation, not a fitting target)."""
+"""Further published runs (benchmarks/extra_runs/): they parse and run, every prediction comes from a layout
+that fits, and they stay predicted about as well as when the calibration was last fit (a regression guard
+for generalisation, not a fitting target: the fit never reads these files)."""
 
 from pathlib import Path
 
@@ -7,8 +8,12 @@ import numpy as np
 import pytest
 
 from wanka.validate import run_validation
+from wanka.validate.cases import load_cases
 
 EXTRA = Path(__file__).resolve().parents[2] / "benchmarks" / "extra_runs"
+# measured at the shipped calibration by python -m benchmarks.check_extra_runs (median |error|), with headroom
+PAPERS_MEDIAN = 0.12
+NEMO_DENSE_MEDIAN = 0.14
 
 
 @pytest.fixture(scope="module")
@@ -16,22 +21,32 @@ def reports():  # type: ignore[no-untyped-def]
     return {f.name: run_validation(f) for f in sorted(EXTRA.glob("*.yaml"))}
 
 
-def test_every_case_runs_unless_its_accelerator_is_not_in_the_catalog(reports) -> None:  # type: ignore[no-untyped-def]
+def test_every_case_runs_or_says_why_not(reports) -> None:  # type: ignore[no-untyped-def]
     assert {"nemo_perf_tables.yaml", "papers.yaml"} <= set(reports)
     for rep in reports.values():
         for c in rep.cases:
             if c.predicted is None:
-                assert c.error and ("unknown accelerator" in c.error or "must divide" in c.error), (c.id, c.error)
+                assert c.error and any(
+                    k in c.error for k in ("unknown accelerator", "must divide", "no layout fits")
+                ), (c.id, c.error)
     nemo = [c for c in reports["nemo_perf_tables.yaml"].cases if c.predicted is not None]
     assert len(nemo) >= 140
 
 
+def test_unprinted_recompute_gives_a_band(reports) -> None:  # type: ignore[no-untyped-def]
+    rows = [c for c in reports["nemo_perf_tables.yaml"].cases if c.band is not None]
+    assert rows and all("recompute" in c.unknown for c in rows)
+    assert any(c.band[0] < c.band[1] for c in rows)
+
+
 def test_papers_and_dense_nemo_rows_stay_predicted_within_their_measured_error(reports) -> None:  # type: ignore[no-untyped-def]
-    papers = np.abs([c.rel_error for c in reports["papers.yaml"].cases if c.kind == "steady_state"])
-    assert np.median(papers) <= 0.12  # 9.7% when the calibration was last fit
+    papers = np.abs([c.rel_error for c in reports["papers.yaml"].cases if c.rel_error is not None])
+    assert np.median(papers) <= PAPERS_MEDIAN
+    cases, _ = load_cases(EXTRA / "nemo_perf_tables.yaml")
+    dense_ids = {c.id for c in cases if c.raw["model"].get("moe") is None}
     dense = [
         abs(c.rel_error)
         for c in reports["nemo_perf_tables.yaml"].cases
-        if c.rel_error is not None and not any(m in c.id for m in ("qwen3", "deepseek", "mixtral", "gpt_oss", "scout"))
+        if c.rel_error is not None and c.id in dense_ids
     ]
-    assert np.median(dense) <= 0.12  # ~10% when the calibration was last fit
+    assert np.median(dense) <= NEMO_DENSE_MEDIAN

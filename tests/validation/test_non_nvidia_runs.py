@@ -1,5 +1,6 @@
 """benchmarks/extra_runs/non_nvidia.yaml: every row loads, names its source, is check-only, and is predicted
-(no row skipped as inexpressible, no NaN). Accuracy is reported by benchmarks/check_extra_runs.py, not asserted."""
+or reported as not fitting in HBM (no row skipped as inexpressible, no NaN). Accuracy is reported by
+benchmarks/check_extra_runs.py, not asserted."""
 
 from __future__ import annotations
 
@@ -33,9 +34,16 @@ def test_iteration_time_consistent_with_throughput() -> None:
         assert t == pytest.approx(r["truth"]["iteration_time_s"], rel=1e-3), c.id
 
 
-def test_every_row_is_predicted() -> None:
+def test_every_row_is_predicted_or_reported_as_not_fitting() -> None:
+    """Every row is expressible; one whose published layout needs more HBM than the device has (under
+    the engine's memory model, whose limit is never relaxed) is reported as not fitting, never
+    predicted anyway."""
     rep = run_validation(FILE)
     assert len(rep.cases) >= 20
+    predicted = [c for c in rep.cases if c.error is None]
+    assert len(predicted) >= 21  # 22 of 23 with the shipped memory model
     for c in rep.cases:
-        assert c.error is None, (c.id, c.error)
+        if c.error is not None:
+            assert "no layout fits" in c.error, (c.id, c.error)
+            continue
         assert c.rel_error is not None and math.isfinite(c.rel_error), c.id

@@ -25,6 +25,7 @@ _LABELS = {
     "pp_comm": "PP p2p (exposed)",
     "dp_comm": "DP comm (exposed)",
     "optimizer": "optimizer",
+    "stragglers": "waiting for stragglers",
 }
 
 
@@ -61,7 +62,7 @@ def _bar(frac: float, width: int = 28) -> str:
 
 
 def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> None:
-    from wanka.cli.lang import current, lbl, tx
+    from wanka.cli.lang import current, lbl, tr, tx
     from wanka.report.i18n import plain_words
 
     lang = current()
@@ -87,6 +88,16 @@ def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> No
             continue
         t.add_row(f"  {tx(_LABELS[k])}", f"{v:8.3f} s", f"{v / r.step_time_s:6.1%}", _bar(v / r.step_time_s))
     console.print(t)
+    for link, label in (("nic", "NIC"), ("scale_up", "scale-up")):
+        use = {k: v for k, v in r.link_busy_s.get(link, {}).items() if v > 0}
+        if use:
+            parts = " · ".join(f"{k.upper()} {v:.3f} s" for k, v in sorted(use.items(), key=lambda kv: -kv[1]))
+            console.print(
+                tr(
+                    f" {label} busy  {sum(use.values()):.3f} s/step at achievable bandwidth ({parts})",
+                    f" {tx(label)} 占用  {sum(use.values()):.3f} 秒/步（按可达带宽；{parts}）",
+                )
+            )
     m = r.memory
     mark = "✓" if m.fits else f"✗ {tx('does not fit')}"
     console.print(

@@ -24,7 +24,14 @@ def _row(t: Table, c: CaseResult) -> None:
         if c.kind == "campaign" and c.predicted is None
         else ""
     )
-    t.add_row(c.id, c.kind, pred, f"{c.truth:,.0f}", err, note, style=style)
+    band = ""
+    if c.band is not None and c.unknown:
+        band = f"{c.band[0]:,.0f}..{c.band[1]:,.0f}" + (" ✓" if c.in_band else "")
+        note = note or tr(
+            f"{c.layouts} layouts fit; unpublished: {', '.join(c.unknown)}",
+            f"{c.layouts} 种布局可装入；未公开：{', '.join(c.unknown)}",
+        )
+    t.add_row(c.id, c.kind, pred, band, f"{c.truth:,.0f}", err, note, style=style)
 
 
 @app.command("validate")
@@ -44,6 +51,7 @@ def validate(
         ("id", "left"),
         ("kind", "left"),
         ("predicted", "right"),
+        ("band", "right"),
         ("measured", "right"),
         ("error", "right"),
         ("note", "left"),
@@ -61,6 +69,25 @@ def validate(
                 f"({d['steady_state_predicted']} of {d['steady_state_total']} cases predicted)",
                 f"最大 |误差| {rep.max_abs_error:.1%}（{d['steady_state_total']} 个案例中预测了 "
                 f"{d['steady_state_predicted']} 个）",
+            )
+        )
+    inside, banded = rep.band_coverage()
+    if banded:
+        console.print(
+            tr(
+                f"settings not published (micro-batch, vpp, recompute): {banded} cases predicted as a band over the "
+                f"layouts that fit (point = the fastest); the measured figure lies inside the band in {inside} "
+                f"({inside / banded:.0%})",
+                f"未公开的设置（微批次、vpp、重计算）：{banded} 个案例按可装入的布局给出区间（点估计取最快者）；"
+                f"实测值落在区间内的有 {inside} 个（{inside / banded:.0%}）",
+            )
+        )
+    nofit = sum(1 for c in rep.cases if c.error and "no layout fits" in c.error)
+    if nofit:
+        console.print(
+            tr(
+                f"{nofit} cases not predicted: no layout fits in HBM (the memory limit is never relaxed)",
+                f"{nofit} 个案例未预测：没有布局能装入显存（显存上限从不放宽）",
             )
         )
     if rep.campaign_mape is not None:

@@ -190,6 +190,7 @@ LABELS: dict[str, str] = {
     "checkpoint load": "检查点加载",
     "planned maintenance": "计划内维护",
     "stragglers": "慢节点",
+    "waiting for stragglers": "等待慢节点",
     # show / presets
     "scenario presets": "场景预设",
     "model presets": "模型预设",

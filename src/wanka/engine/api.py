@@ -65,7 +65,7 @@ def result_at(ctx: Context, st: Strategies, raw: dict[str, Any], i: int, tokens:
         optimizer=_scalar(mem["optimizer"], i),
         activations=_scalar(mem["activations"], i),
         buffers=_scalar(mem["buffers"], i),
-        capacity=ctx.hbm_bytes,
+        capacity=ctx.hbm_usable,
     )
     tps = _scalar(raw["tokens_per_s_per_gpu"], i)
     return StepResult(
@@ -83,6 +83,7 @@ def result_at(ctx: Context, st: Strategies, raw: dict[str, Any], i: int, tokens:
         model_flops_per_token=ctx.model_flops_per_token,
         strategy=st.row(i),
         assumptions=ctx.assumptions,
+        link_busy_s={k: {c: _scalar(t, i) for c, t in v["busy"].items()} for k, v in raw["links"].items()},
     )
 
 
@@ -113,7 +114,7 @@ def estimate_step(scenario: Scenario, *, require_fit: bool = True, cal: Calibrat
             f"does not fit: {format_bytes(res.memory.total)} per GPU needed "
             f"(weights {format_bytes(res.memory.weights)}, gradients {format_bytes(res.memory.gradients)}, "
             f"optimizer {format_bytes(res.memory.optimizer)}, activations {format_bytes(res.memory.activations)}, "
-            f"buffers {format_bytes(res.memory.buffers)}) > {format_bytes(ctx.hbm_bytes)} HBM; "
+            f"buffers {format_bytes(res.memory.buffers)}) > {format_bytes(ctx.hbm_usable)} usable HBM; "
             "raise zero, tp/pp, or recompute"
         )
     return res

@@ -22,6 +22,7 @@ from wanka.workload import (
     activation_elems_per_token,
     attention_core_flops_per_token,
     elementwise_elems_per_token,
+    gemm_input_elems_per_token,
     layer_gemms,
     logit_gemm,
     model_flops_per_token,
@@ -71,6 +72,14 @@ class Context:
     a2a_contention: float  # fabric slowdown of all-to-all (flow model)
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     cal: Calibration = field(default_factory=default_calibration)  # the global constants used
+    # elements per token of one layer saved only as a GEMM input (kept in FP8 with FP8 GEMMs)
+    gemm_in_dense: float = 0.0
+    gemm_in_moe: float = 0.0
+
+    @property
+    def hbm_usable(self) -> float:
+        """HBM a process can allocate (the driver keeps a share): the capacity ``fits`` is judged by."""
+        return self.hbm_bytes * self.cal.usable_hbm_fraction
 
 
 def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
@@ -136,4 +145,6 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         a2a_contention=a2a_c,
         assumptions=tuple(notes),
         cal=default_calibration() if cal is None else cal,
+        gemm_in_dense=gemm_input_elems_per_token(model, "dense"),
+        gemm_in_moe=gemm_input_elems_per_token(model, "moe") if model.moe is not None else 0.0,
     )

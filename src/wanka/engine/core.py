@@ -1,33 +1,41 @@
-"""The vectorised step-time and memory model.
+"""The vectorised step-time and memory model, one function per concern.
 
-One function, :func:`evaluate`, computes every quantity for a batch of strategies at once; a single
-strategy is a batch of one. The structure, per pipeline stage and micro-batch:
+:func:`evaluate` assembles, for a batch of strategies at once (a single strategy is a batch of
+one), the typed records of each concern:
 
-  compute   GEMMs at a shape-dependent efficiency (ctx.cal.gemm_*), FP8 where the chip has it,
-            plus the memory-bound casts of FP8 operands; attention core (fused kernel, causal
-            half) at the chip's native or FlashAttention-2 fraction x ATTN_EFFICIENCY of the bf16
-            peak; memory-bound kernels at ELEMENTWISE_EFFICIENCY of HBM bandwidth. Backward = 2x
-            forward for GEMMs (input and weight gradients), 2.5x for the attention core
-            (FlashAttention-2 recomputes scores: 5 GEMMs vs 2). Recompute: full repeats the
-            forward; selective the attention core when unfused (Korthikanti et al. 2022), the norms,
-            activation and MLA up-projections when fused (Megatron-Core recompute modules).
-  tp        Sequence parallel: 2 all-gathers + 2 reduce-scatters of s·b·h per layer forward and
-            again backward; without it 2 all-reduces each way (Korthikanti et al. 2022, Sec. 4.2.2).
-  cp        Ring attention: (cp-1) K/V block exchanges per layer, overlapped with attention.
-  ep        MoE dispatch + combine all-to-all forward and backward, tokens·top_k·h bytes each; EP
-            beyond dp·cp folds over the tp ranks with whole experts (MoE parallel folding).
-  pp        1F1B bubble (p-1)/v stage-times (Narayanan et al. 2021); p2p transfers blocking (all on
-            the critical path) or asynchronous (fill and drain hops only).
-  dp        Gradient reduce-scatter + parameter all-gather (distributed optimizer, ZeRO-1/2) or
-            all-reduce (ZeRO-0), overlapped with the last backward / first forward micro-batch
-            (per model chunk with interleaving); ZeRO-3 gathers parameters per micro-batch forward
-            and backward (Rajbhandari et al. 2020).
-  optimizer Adam update bound by HBM bandwidth over the local parameter shard.
+  shape      :class:`Shape`: columns, micro-batches, and the pipeline layout Megatron-Core builds
+             (even split, embedding/loss in a layer slot, or uneven first/last stage or explicit
+             layout), dense layers first.
+  compute    :class:`Compute`: GEMMs at a shape-dependent efficiency (ctx.cal.gemm_*), FP8 where
+             the chip has it plus the casts of FP8 operands; fused attention (causal half) at the
+             chip's fraction x ATTN_EFFICIENCY; memory-bound kernels at ELEMENTWISE_EFFICIENCY of HBM
+             bandwidth; backward 2x (attention 2.5x); recompute full/selective; MoE expert GEMMs at
+             the busiest expert rank's load (routing_imbalance) with grouped-GEMM tile padding, and
+             dropless MoE's host sync that CUDA graphs keep. The busiest of first/middle/last
+             stage paces; the slowest model chunk paces the bubble.
+  tp/cp/ep   :class:`Comm`: sequence-parallel all-gathers / reduce-scatters (Korthikanti et al.
+             2022); ring attention K/V exchange + per-hop merge; MoE all-to-all (DeepEP
+             deduplication, parallel folding). Exposed per micro-batch.
+  pipeline   1F1B bubble (pp-1) slowest chunks, DualPipe (PP/2-1)(F&B+B-3W); p2p blocking or async.
+  params     :class:`Params`: parameters of the busiest stage and the ZeRO shard / replica groups
+             (hybrid sharding).
+  dp         ZeRO-0 all-reduce, ZeRO-1 one RS + AG per step, ZeRO-2 RS every micro-batch, ZeRO-3 AG
+             before every forward and backward and RS after, each hidden only behind its own
+             micro-batch's compute; hybrid: + one cross-group all-reduce.
+  optimizer  Adam over the local shard, HBM-bound.
+  links      :class:`Links`: each concern's busy time on each GPU link (scale-up, NIC) at its
+             achievable bandwidth; on every link exposed >= busy - overlappable compute (a
+             shortfall is shared by the concerns on the link); hidden collectives take
+             comm_sm_share of the SMs.
+  stragglers the slowest of N ranks: rank_jitter_cv x sqrt(2 ln N) of the compute.
+  memory     :class:`Memory`: weights, grads, optimizer (ZeRO, shard group), activations of the
+             busiest of first/middle/last stage x micro-batches in flight, framework + allocator
+             fragmentation + NCCL buffers; ``fits`` against the usable HBM.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +43,7 @@ import numpy.typing as npt
 
 from wanka.engine.context import Context
 from wanka.engine.strategies import Strategies
-from wanka.network import collective_time, comm_group
+from wanka.network import bus_factor, collective_time, comm_group
 from wanka.workload import Gemm
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
@@ -52,6 +60,7 @@ BREAKDOWN_KEYS = (
     "pp_comm",
     "dp_comm",
     "optimizer",
+    "stragglers",
 )
 MEMORY_KEYS = ("weights", "gradients", "optimizer", "activations", "buffers")
 
@@ -73,12 +82,50 @@ def _hbm_time(ctx: Context, nbytes: Arr | float) -> Arr:
     return np.asarray(nbytes / (ctx.hbm_bw * ctx.cal.elementwise_efficiency))
 
 
+LINKS = ("scale_up", "nic")
+COMM_KEYS = ("tp", "cp", "ep", "pp", "dp")
+
+
+def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[Arr, Arr]:
+    """Seconds one collective keeps each link of a GPU busy at its achievable bandwidth: ``(scale-up,
+    NIC)``, bytes per GPU over link rate x efficiency (/ fabric contention).
+
+    A ring over ``n`` ranks, ``a`` per scale-up domain, runs one channel per NIC (NCCL): when it
+    leaves the domain, each GPU's NIC carries ``1/a`` of the bus bytes and its scale-up links the
+    other ``(a-1)/a``; inside one domain everything stays on scale-up. An all-to-all sends
+    ``(n-a)/n`` of its buffer over the NIC (x the node-deduplication share) and ``(a-1)/n`` over
+    scale-up; a point-to-point send crosses the fabric whole when its peer is in another domain.
+    """
+    n = np.asarray(group.size, dtype=float)
+    a = np.minimum(np.asarray(group.per_domain, dtype=float), n)
+    s = np.asarray(nbytes, dtype=float)
+    cross = n > a
+    cal = ctx.cal
+    up_bw = ctx.scale_up_bw * cal.scale_up_efficiency
+    contention = np.maximum(1.0, np.asarray(group.scale_out_contention, dtype=float))
+    nic_bw = ctx.scale_out_bw * cal.scale_out_efficiency / contention
+    if op == "all_to_all":
+        dedup = np.asarray(group.remote_dedup, dtype=float)
+        nic = (n - a) / n * s * dedup
+        up = (a - 1.0) / n * s + np.where(dedup < 1.0, (n - a) / n * s, 0.0)
+        nic_bw = ctx.scale_out_bw * cal.a2a_efficiency / contention
+    elif op == "send_recv":
+        nic = np.where(cross, s, 0.0)
+        up = np.where(cross, 0.0, s)
+    else:
+        bus = np.asarray(bus_factor(op, np.maximum(n, 1.0)), dtype=float) * s
+        nic = np.where(cross, bus / np.maximum(a, 1.0), 0.0)
+        up = np.where(cross, bus * (a - 1.0) / np.maximum(a, 1.0), bus)
+    single = n <= 1
+    return np.where(single, 0.0, up / up_bw), np.where(single, 0.0, nic / nic_bw)
+
+
 # MLA up-projections: fine-grained ("selective") recompute re-runs them instead of storing q, k, v
 _UP_PROJECTIONS = frozenset({"q_up", "kv_up"})
 
 
 def _gemms_fwd_time(
-    ctx: Context, gemms: tuple[Gemm, ...], tokens: Arr, tp: Arr, ep: Arr, etp: Arr, imbalance: float
+    ctx: Context, gemms: tuple[Gemm, ...], tokens: Arr, tp: Arr, ep: Arr, etp: Arr, imbalance: Arr | float
 ) -> tuple[Arr, Arr, Arr, Arr]:
     """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens, and of
     those among them that fine-grained recompute runs again (MLA up-projections).
@@ -106,7 +153,9 @@ def _gemms_fwd_time(
             else:
                 k = k / etp
             flops = 2.0 * m * n * k * local
-            eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / ctx.cal.grouped_gemm_penalty
+            # grouped GEMM: each expert's rows are padded to whole tiles (half a tile wasted on average)
+            tile = ctx.cal.grouped_gemm_tile_rows
+            eff = _gemm_eff(ctx, m, n, k, ctx.fp8) / ctx.cal.grouped_gemm_penalty * m / (m + 0.5 * tile)
         else:
             local = np.ones_like(tokens)
             m = tokens * g.tokens
@@ -131,13 +180,31 @@ def _gemms_fwd_time(
     return t_total, f_total, t_up, f_up
 
 
+def routing_imbalance(ctx: Context, tokens: Arr, ep: Arr) -> Arr | float:
+    """Load of the busiest expert rank over the mean, for ``tokens`` tokens per rank per micro-batch.
+
+    Dropless routing that is not forced uniform: Poisson token counts plus the experts' load skew
+    (``moe_expert_load_cv``) averaged over the ``E/ep`` experts a rank holds, at the expected
+    maximum of ``ep`` ranks (``sqrt(2 ln ep)`` standard deviations). Token drop runs every expert at
+    its static capacity; forced-balanced routing at the mean.
+    """
+    cfg = ctx.model.moe
+    if cfg is None or cfg.balanced_routing:
+        return 1.0
+    if cfg.dispatch != "dropless":
+        return cfg.capacity_factor or 1.0
+    per_rank = tokens * float(cfg.top_k)  # mean routed tokens per rank per micro-batch
+    cv = np.sqrt(1.0 / np.maximum(per_rank, 1.0) + ctx.cal.moe_expert_load_cv**2 * ep / float(cfg.n_experts))
+    z = np.sqrt(2.0 * np.log(np.maximum(ep, 1.0)))
+    return np.asarray(ctx.cal.moe_routing_imbalance * (1.0 + z * cv))
+
+
 def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr, etp: Arr) -> dict[str, Arr]:
     """Forward pieces of one layer per micro-batch on one GPU."""
     moe = kind == "moe"
     gemms = ctx.moe_gemms if moe else ctx.dense_gemms
-    imb = 1.0
-    if moe and ctx.model.moe is not None and not ctx.model.moe.balanced_routing:
-        imb = ctx.cal.moe_routing_imbalance if ctx.model.moe.dispatch == "dropless" else 1.0
+    cfg = ctx.model.moe
+    imb = routing_imbalance(ctx, tokens, ep) if moe else 1.0
     t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
@@ -158,6 +225,9 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
     launch = ctx.cal.layer_overhead_s + (ctx.cal.moe_layer_overhead_s if moe else 0.0)
     t_elem = t_elem + launch * np.where(st.cuda_graphs, ctx.cal.cuda_graph_overhead_factor, 1.0)
+    # dropless MoE syncs device to host once per layer pass; CUDA graphs cannot remove it
+    if moe and cfg is not None and cfg.dispatch == "dropless":
+        t_elem = t_elem + ctx.cal.moe_host_sync_s
     # selective recompute: with unfused attention the attention core (Korthikanti et al. 2022);
     # with a fused kernel the cheap modules instead (norms, activation, MLA up-projections)
     _, sel_traffic = ctx.sel_moe if moe else ctx.sel_dense
@@ -174,61 +244,187 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     }
 
 
-def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
-    """Step time, breakdown, memory and traffic for every strategy in ``st``."""
+# ---------------------------------------------------------------- typed records, one per concern
+@dataclass(frozen=True)
+class Shape:
+    """The strategy's shape and pipeline layout (per-strategy arrays)."""
+
+    tp: Arr
+    pp: Arr
+    dp: Arr
+    cp: Arr
+    ep: Arr
+    v: Arr
+    tokens: Arr  # tokens of one micro-batch on one cp rank
+    m_mb: Arr  # micro-batches per step
+    etp: Arr  # expert tensor parallelism (tp, or 1 when EP folds over the tp ranks)
+    folded: npt.NDArray[np.bool_]
+    slots: Arr  # layer slots of a middle stage
+    chunk_slots: Arr  # layer slots of the largest model chunk
+    short: Arr  # layers the first and last stage give up to the embedding and the loss
+    n_first: Arr
+    n_last: Arr
+    layers: dict[str, tuple[Arr, Arr]]  # "first" | "mid" | "last" -> (dense, MoE) layers
+    has_moe: bool
+
+
+@dataclass(frozen=True)
+class Compute:
+    """Per micro-batch compute of the busiest stage, and what the pipeline needs from the others."""
+
+    dense: dict[str, Arr]  # one layer's forward pieces
+    moe: dict[str, Arr]
+    t_fwd: Arr
+    t_bwd: Arr
+    t_rec: Arr
+    nd_s: Arr  # dense and MoE layers of the busiest stage
+    nm_s: Arr
+    use_last: npt.NDArray[np.bool_]  # the last stage (with the LM head) paces
+    w_grad: Arr  # weight-gradient GEMMs of the busiest stage (DualPipe's W)
+    chunk_max: Arr  # fwd + bwd + recompute of the slowest model chunk
+
+    @property
+    def layers_s(self) -> Arr:
+        return np.asarray(self.nd_s + self.nm_s)
+
+
+@dataclass(frozen=True)
+class Comm:
+    """One communication concern: exposed time (per micro-batch or per step), bytes, link charges."""
+
+    exposed: Arr
+    nbytes: Arr
+    charges: tuple[tuple[Arr | float, str, Arr | float, Any], ...] = ()  # (calls per step, op, bytes, group)
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters on one GPU of the busiest stage and the data-parallel groups that hold copies."""
+
+    p_dense: Arr
+    p_expert: Arr
+    layer_dense: float  # parameters of one dense layer (ZeRO-3 prefetch buffer)
+    dpc: Arr
+    edp: Arr
+    hybrid: npt.NDArray[np.bool_]
+    g: Arr  # ZeRO shard-group size (dense), hybrid or all dp·cp
+    g_e: Arr
+    rep: Arr  # replicas across shard groups
+    rep_e: Arr
+    groups: dict[str, Any]
+
+    @property
+    def p_local(self) -> Arr:
+        return np.asarray(self.p_dense + self.p_expert)
+
+    @property
+    def p_shard(self) -> Arr:
+        return np.asarray(self.p_dense / self.g + self.p_expert / self.g_e)
+
+
+@dataclass(frozen=True)
+class Links:
+    """Per-link busy time by concern, exposed time per link and per concern after conservation."""
+
+    busy: dict[str, dict[str, Arr]]
+    exposed_link: dict[str, Arr]
+    exposed: dict[str, Arr]  # per concern, per step
+    window: Arr
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Bytes per GPU on the busiest stage."""
+
+    weights: Arr
+    gradients: Arr
+    optimizer: Arr
+    activations: Arr
+    buffers: Arr
+
+    @property
+    def total(self) -> Arr:
+        return np.asarray(self.weights + self.gradients + self.optimizer + self.activations + self.buffers)
+
+
+# ---------------------------------------------------------------- shape and pipeline layout
+def shape(ctx: Context, st: Strategies) -> Shape:
+    """Shape columns and the pipeline layout Megatron-Core builds.
+
+    The layers split evenly over the pp·vpp virtual stages; else the embedding and the loss each take
+    a layer's slot (--account-for-embedding/loss-in-pipeline-split: first and last stage one layer
+    short); else an uneven split (--decoder-first/last-pipeline-num-layers, or an explicit
+    --pipeline-model-parallel-layout with interleaving) whose busiest stage holds ceil(L/pp) layers
+    and busiest chunk ceil(L/(pp·vpp)). Dense layers sit at the front (DeepSeek-V3 style).
+    """
     f = np.float64
-    tp = st.tp.astype(f)
-    pp = st.pp.astype(f)
-    dp = st.dp.astype(f)
-    cp = st.cp.astype(f)
-    ep = st.ep.astype(f)
+    tp, pp, dp, cp, ep = (getattr(st, k).astype(f) for k in ("tp", "pp", "dp", "cp", "ep"))
     v = st.vpp.astype(f)
     mb = st.micro_batch.astype(f)
-    s = float(ctx.seq_len)
-    h = float(ctx.model.hidden)
-    B = ctx.act_bytes
-    model = ctx.model
-    L = float(model.n_layers + model.mtp_layers)
-
-    tokens = mb * s / cp  # tokens of one micro-batch on one cp rank
-    m_mb = np.maximum(1.0, ctx.global_batch_seqs / (dp * mb))  # micro-batches per step
-
-    # ---- layers per stage (the busiest stage sets the pace)
-    lps = np.ceil(L / pp)
+    L = float(ctx.model.n_layers + ctx.model.mtp_layers)
+    vp = pp * v
+    even = np.mod(L, vp) == 0
+    accounted = ~even & (np.mod(L + 2.0, vp) == 0) & (pp > 1)
+    slots = np.where(even, L / pp, np.where(accounted, (L + 2.0) / pp, np.ceil(L / pp)))
+    chunk_slots = np.where(even, L / vp, np.where(accounted, (L + 2.0) / vp, np.ceil(L / vp)))
+    short = np.where(accounted, 1.0, 0.0)
+    n_first = np.where(pp > 1, slots - short, L)
+    n_last = np.where(pp > 1, slots - short, L)
     n_dense = float(ctx.n_dense_layers)
-    dense_first = np.minimum(n_dense, lps)  # dense layers sit at the front (DeepSeek-V3 style)
-    moe_first = lps - dense_first
     has_moe = ctx.n_moe_layers > 0
-    moe_last = np.where(has_moe, np.minimum(lps, float(ctx.n_moe_layers)), 0.0)
-    dense_last = lps - moe_last
-
+    dense_first = np.minimum(n_dense, n_first)
+    dense_mid = np.clip(n_dense - n_first, 0.0, slots)
+    moe_last = np.where(has_moe, np.minimum(n_last, float(ctx.n_moe_layers)), 0.0)
     # expert layout: EP inside dp·cp keeps experts tensor-parallel like the dense layers (ETP = TP,
     # Megatron's default); an EP that also spans the tp ranks is Megatron-Core MoE parallel folding
     # (ETP = 1, expert ranks consecutive in rank order)
     folded = (dp * cp) % ep != 0
-    etp = np.where(folded, 1.0, tp)
-    dense = _layer_fwd(ctx, "dense", tokens, st, tp, ep, etp)
-    moe = _layer_fwd(ctx, "moe", tokens, st, tp, ep, etp) if has_moe else {k: 0.0 * tokens for k in dense}
+    return Shape(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        cp=cp,
+        ep=ep,
+        v=v,
+        tokens=mb * float(ctx.seq_len) / cp,
+        m_mb=np.maximum(1.0, ctx.global_batch_seqs / (dp * mb)),
+        etp=np.where(folded, 1.0, tp),
+        folded=folded,
+        slots=slots,
+        chunk_slots=chunk_slots,
+        short=short,
+        n_first=n_first,
+        n_last=n_last,
+        layers={
+            "first": (dense_first, n_first - dense_first),
+            "mid": (dense_mid, slots - dense_mid),
+            "last": (n_last - moe_last, moe_last),
+        },
+        has_moe=has_moe,
+    )
 
+
+# ---------------------------------------------------------------- compute
+def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
+    """Forward, backward and recompute of the busiest pipeline stage per micro-batch, and its slowest chunk."""
+    tp, pp, v, tokens = sh.tp, sh.pp, sh.v, sh.tokens
+    dense = _layer_fwd(ctx, "dense", tokens, st, tp, sh.ep, sh.etp)
+    moe = _layer_fwd(ctx, "moe", tokens, st, tp, sh.ep, sh.etp) if sh.has_moe else {k: 0.0 * tokens for k in dense}
     # logits + loss on the last stage
     lg = ctx.logits
-    m_tok = tokens
     n_v = lg.n / tp
-    logit_flops = 2.0 * m_tok * n_v * lg.k
-    t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, m_tok, n_v, np.full_like(tp, float(lg.k))))
-    t_loss = _hbm_time(ctx, 3.0 * m_tok * n_v * 4.0)  # fp32 softmax + CE
-    t_head = t_logit + t_loss
+    logit_flops = 2.0 * tokens * n_v * lg.k
+    t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, tokens, n_v, np.full_like(tp, float(lg.k))))
+    t_head = t_logit + _hbm_time(ctx, 3.0 * tokens * n_v * 4.0)  # fp32 softmax + CE
 
     def stage(nd: Arr, nm: Arr, head: Arr) -> dict[str, Arr]:
-        out = {}
-        for key in ("gemm", "attn", "elem", "flops", "sel", "sel_flops"):
-            out[key] = nd * dense[key] + nm * moe[key]
+        out = {key: nd * dense[key] + nm * moe[key] for key in ("gemm", "attn", "elem", "flops", "sel", "sel_flops")}
         out["head"] = head
         return out
 
-    first = stage(dense_first, moe_first, np.where(pp > 1, 0.0, t_head))
-    last = stage(dense_last, moe_last, t_head)
-
+    first = stage(*sh.layers["first"], np.where(pp > 1, 0.0, t_head))
+    mid = stage(*sh.layers["mid"], 0.0 * t_head)
+    last = stage(*sh.layers["last"], t_head)
     rec = st.recompute
 
     def fwd_bwd(sg: dict[str, Arr]) -> tuple[Arr, Arr, Arr]:
@@ -237,243 +433,530 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         recomp = np.where(rec == 2, sg["gemm"] + sg["attn"] + sg["elem"], np.where(rec == 1, sg["sel"], 0.0))
         return fwd, bwd, recomp
 
+    # the busiest stage sets the pace: first, a middle one (pp > 2) or the last with the LM head
     f1, b1, r1 = fwd_bwd(first)
+    fm, bm, rm = fwd_bwd(mid)
     f2, b2, r2 = fwd_bwd(last)
-    use_last = (f2 + b2 + r2) >= (f1 + b1 + r1)
-    t_fwd = np.where(use_last, f2, f1)
-    t_bwd = np.where(use_last, b2, b1)
-    t_rec = np.where(use_last, r2, r1)
-    nd_s = np.where(use_last, dense_last, dense_first)
-    nm_s = np.where(use_last, moe_last, moe_first)
-    layers_s = nd_s + nm_s
+    c1, cm, c2 = f1 + b1 + r1, np.where(pp > 2, fm + bm + rm, 0.0), f2 + b2 + r2
+    use_last = (c2 >= c1) & (c2 >= cm)
+    use_mid = ~use_last & (cm > c1)
 
-    # ---- tensor parallel communication per micro-batch (per stage)
-    tp_group = _group(ctx, tp, 1.0, ctx.ring_contention)
-    act = tokens * h * B  # s·b·h activation of one micro-batch (bytes)
-    ag = collective_time("all_gather", act, tp_group).time_s
-    rs = collective_time("reduce_scatter", act, tp_group).time_s
-    ar = collective_time("all_reduce", act, tp_group).time_s
-    per_layer_tp = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
-    tp_passes = 2.0 + np.where(rec == 2, 1.0, 0.0)  # forward, backward, recompute
-    tp_total = np.where(tp > 1, per_layer_tp * layers_s * tp_passes, 0.0)
-    tp_hidden = np.where(st.tp_overlap, ctx.cal.tp_overlap_hidden, 0.0)
-    tp_exposed = tp_total * (1.0 - tp_hidden)
-    tp_bytes_mb = np.where(tp > 1, np.where(st.sp, 4.0, 4.0) * act * (tp - 1) / tp * layers_s * tp_passes, 0.0)
+    def pick(a_last: Arr, a_mid: Arr, a_first: Arr) -> Arr:
+        return np.asarray(np.where(use_last, a_last, np.where(use_mid, a_mid, a_first)))
 
-    # ---- context parallel: ring exchange of K/V blocks, overlapped with attention
-    cp_group = _group(ctx, cp, tp, ctx.ring_contention)
+    (dl, ml), (dm, mm), (d1, m1) = sh.layers["last"], sh.layers["mid"], sh.layers["first"]
+    # the slowest model chunk paces the pipeline's warm-up and cool-down: a middle chunk of
+    # slots/v layers, or the last stage's final chunk, which holds the LM head beside its layers
+    per_layer_last = np.where(sh.n_last > 0, (c2 - 3.0 * t_head) / np.maximum(sh.n_last, 1.0), 0.0)
+    chunk_last = per_layer_last * np.maximum(sh.chunk_slots - sh.short, 0.0) + 3.0 * t_head
+    per_layer_busy = np.maximum(c1 / np.maximum(sh.n_first, 1.0), cm / np.maximum(sh.slots, 1.0))
+    chunk_max = np.maximum(np.maximum(np.maximum(c1, cm) / v, per_layer_busy * sh.chunk_slots), chunk_last)
+    return Compute(
+        dense=dense,
+        moe=moe,
+        t_fwd=pick(f2, fm, f1),
+        t_bwd=pick(b2, bm, b1),
+        t_rec=pick(r2, rm, r1),
+        nd_s=pick(dl, dm, d1),
+        nm_s=pick(ml, mm, m1),
+        use_last=use_last,
+        w_grad=pick(last["gemm"] + last["head"], mid["gemm"], first["gemm"]),
+        chunk_max=chunk_max,
+    )
+
+
+# ---------------------------------------------------------------- tensor, context, expert parallelism
+def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Comm:
+    """Sequence parallel: 2 all-gathers + 2 reduce-scatters of s·b·h per layer forward and again
+    backward (and recompute); without it 2 all-reduces each way (Korthikanti et al. 2022, Sec. 4.2.2).
+    Exposed per micro-batch."""
+    tp = sh.tp
+    if not np.any(tp > 1):
+        return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
+    group = _group(ctx, tp, 1.0, ctx.ring_contention)
+    act = sh.tokens * float(ctx.model.hidden) * ctx.act_bytes  # s·b·h activation of one micro-batch
+    zero_t = np.zeros_like(tp)
+    any_sp, all_sp = bool(np.any(st.sp)), bool(np.all(st.sp))
+    ag = collective_time("all_gather", act, group).time_s if any_sp else zero_t
+    rs = collective_time("reduce_scatter", act, group).time_s if any_sp else zero_t
+    ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
+    per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
+    passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute
+    total = np.where(tp > 1, per_layer * cm.layers_s * passes, 0.0)
+    hidden = np.where(st.tp_overlap, ctx.cal.tp_overlap_hidden, 0.0)
+    nbytes = np.where(tp > 1, 4.0 * act * (tp - 1) / tp * cm.layers_s * passes, 0.0)
+    calls = np.where(tp > 1, sh.m_mb * cm.layers_s * passes, 0.0)
+    sp2 = calls * np.where(st.sp, 2.0, 0.0)
+    return Comm(
+        exposed=total * (1.0 - hidden),
+        nbytes=nbytes,
+        charges=(
+            (sp2, "all_gather", act, group),
+            (sp2, "reduce_scatter", act, group),
+            (calls * np.where(st.sp, 0.0, 2.0), "all_reduce", act, group),
+        ),
+    )
+
+
+def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Comm:
+    """Ring attention: (cp-1) K/V block exchanges per layer, overlapped with attention, plus the
+    per-hop merge of partial outputs. Exposed per micro-batch."""
+    model, tp, cp = ctx.model, sh.tp, sh.cp
+    if not np.any(cp > 1):
+        return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
+    s = float(ctx.seq_len)
+    group = _group(ctx, cp, tp, ctx.ring_contention)
     dqk_dv = ctx.attn_flops_per_token / (2.0 * s * model.n_heads)  # d_qk + d_v
     kv_heads = float(model.n_heads if model.attention is not None else model.n_kv_heads)
-    kv_block = tokens * np.maximum(kv_heads / tp, 1.0) * dqk_dv * B
-    t_kv = np.asarray(collective_time("send_recv", kv_block, cp_group).time_s) * (cp - 1.0)
-    attn_f = nd_s * dense["attn"] + nm_s * moe["attn"]
+    kv_block = sh.tokens * np.maximum(kv_heads / tp, 1.0) * dqk_dv * ctx.act_bytes
+    t_kv = np.asarray(collective_time("send_recv", kv_block, group).time_s) * (cp - 1.0)
+    layers_s = cm.layers_s
+    attn_f = cm.nd_s * cm.dense["attn"] + cm.nm_s * cm.moe["attn"]
     per_layer_attn = np.where(layers_s > 0, attn_f / np.maximum(layers_s, 1.0), 0.0)
     cp_fwd = np.maximum(0.0, t_kv - per_layer_attn)
     cp_bwd = np.maximum(0.0, 2.0 * t_kv - 2.5 * per_layer_attn)
-    cp_exposed = np.where(cp > 1, (cp_fwd + cp_bwd) * layers_s, 0.0)
-    cp_bytes_mb = np.where(cp > 1, 3.0 * kv_block * (cp - 1.0) * layers_s, 0.0)
+    # each ring step also merges its partial attention output into the running one (online-softmax
+    # rescale: read and write the fp32 output and statistics of this rank's queries), a memory-bound
+    # pass that no overlap hides: (cp - 1) forward, 2 (cp - 1) backward
+    q_heads = float(model.n_heads) / tp
+    merge = _hbm_time(ctx, 2.0 * sh.tokens * q_heads * (dqk_dv / 2.0 + 1.0) * 4.0)
+    return Comm(
+        exposed=np.where(cp > 1, (cp_fwd + cp_bwd + 3.0 * (cp - 1.0) * merge) * layers_s, 0.0),
+        nbytes=np.where(cp > 1, 3.0 * kv_block * (cp - 1.0) * layers_s, 0.0),
+        charges=((np.where(cp > 1, sh.m_mb * 3.0 * (cp - 1.0) * layers_s, 0.0), "send_recv", kv_block, group),),
+    )
 
-    # ---- expert parallel all-to-all
-    if has_moe and model.moe is not None:
+
+def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Comm:
+    """MoE dispatch + combine all-to-all forward and backward, tokens·top_k·h bytes each; EP beyond
+    dp·cp folds over the tp ranks with whole experts. Exposed per micro-batch."""
+    model, tp, cp, ep = ctx.model, sh.tp, sh.cp, sh.ep
+    B = ctx.act_bytes
+    charges: tuple[tuple[Arr | float, str, Arr | float, Any], ...] = ()
+    if sh.has_moe and model.moe is not None:
         k_top = float(model.moe.top_k)
-        ep_group = _group(ctx, ep, np.where(folded, 1.0, tp * cp), ctx.a2a_contention)
+        group = _group(ctx, ep, np.where(sh.folded, 1.0, tp * cp), ctx.a2a_contention)
         # node-deduplicated dispatch (DeepEP): a token crosses the fabric once per remote domain that
         # holds one of its top-k experts; with uniform routing over N domains that is
         # (N-1)(1-(1-1/N)^k) domains instead of k(N-1)/N copies
-        n_dom = np.maximum(1.0, ep / np.asarray(ep_group.per_domain, dtype=float))
+        n_dom = np.maximum(1.0, ep / np.asarray(group.per_domain, dtype=float))
         remote = (n_dom - 1.0) * (1.0 - (1.0 - 1.0 / n_dom) ** k_top)
         plain = k_top * (n_dom - 1.0) / n_dom
         dedup = np.where(st.deepep & (n_dom > 1), remote / np.maximum(plain, 1e-12), 1.0)
-        ep_group = replace(ep_group, remote_dedup=dedup)
+        group = replace(group, remote_dedup=dedup)
         # FP8 dispatch (DeepSeek-V3 Sec. 3.3): the forward dispatch moves 1-byte activations, the
         # combine and both backward passes 2-byte ones
         bytes_scale = np.where(st.deepep & ctx.fp8, (1.0 + 3.0 * B) / (4.0 * B), 1.0)
-        a2a_bytes = tokens / np.where(st.sp, tp, 1.0) * k_top * h * B * bytes_scale
-        t_a2a = np.asarray(collective_time("all_to_all", a2a_bytes, ep_group).time_s)
-        passes = 4.0 + np.where(rec == 2, 2.0, 0.0)
-        ep_total = np.where(ep > 1, t_a2a * passes * nm_s, 0.0)
-        ep_bytes_mb = np.where(ep > 1, a2a_bytes * (ep - 1) / ep * passes * nm_s, 0.0)
+        a2a_bytes = sh.tokens / np.where(st.sp, tp, 1.0) * k_top * float(model.hidden) * B * bytes_scale
+        t_a2a = np.asarray(collective_time("all_to_all", a2a_bytes, group).time_s)
+        passes = 4.0 + np.where(st.recompute == 2, 2.0, 0.0)
+        total = np.where(ep > 1, t_a2a * passes * cm.nm_s, 0.0)
+        nbytes = np.where(ep > 1, a2a_bytes * (ep - 1) / ep * passes * cm.nm_s, 0.0)
+        charges = ((np.where(ep > 1, sh.m_mb * passes * cm.nm_s, 0.0), "all_to_all", a2a_bytes, group),)
     else:
-        ep_total = np.zeros_like(tp)
-        ep_bytes_mb = np.zeros_like(tp)
+        total = np.zeros_like(tp)
+        nbytes = np.zeros_like(tp)
     # with batch-level overlap (DualPipe; MCore --overlap-moe-expert-parallel-comm) the all-to-all
     # of one micro-batch hides behind the other's compute, down to a floor share
-    moe_compute = nm_s * (3.0 * moe["gemm"] + 3.5 * moe["attn"])
-    ep_plain = ep_total * (1.0 - ctx.cal.ep_overlap_hidden)
-    ep_hidden = np.maximum(ctx.cal.ep_overlap_floor * ep_total, ep_total - moe_compute)
-    ep_exposed = np.where(st.ep_overlap, np.minimum(ep_plain, ep_hidden), ep_plain)
+    moe_compute = cm.nm_s * (3.0 * cm.moe["gemm"] + 3.5 * cm.moe["attn"])
+    plain_exp = total * (1.0 - ctx.cal.ep_overlap_hidden)
+    overlapped = np.maximum(ctx.cal.ep_overlap_floor * total, total - moe_compute)
+    return Comm(
+        exposed=np.where(st.ep_overlap, np.minimum(plain_exp, overlapped), plain_exp), nbytes=nbytes, charges=charges
+    )
 
-    per_mb = t_fwd + t_bwd + t_rec + tp_exposed + cp_exposed + ep_exposed
 
-    # ---- pipeline
-    # DualPipe's bubble is (PP/2 - 1) stage-times against 1F1B's PP - 1 (DeepSeek-V3 Table 2)
-    stages_idle = np.where(st.dualpipe, np.maximum(pp / 2.0 - 1.0, 0.0), pp - 1.0)
-    bubble = np.where(pp > 1, stages_idle / v * per_mb, 0.0)
-    pp_group = _group(ctx, np.full_like(tp, 2.0), tp * cp * dp, ctx.ring_contention)
+# ---------------------------------------------------------------- pipeline
+def pipeline(ctx: Context, st: Strategies, sh: Shape, cm: Compute, comm_mb: Arr) -> tuple[Arr, Comm]:
+    """The bubble and the p2p transfers of the pipeline schedule. Returns (bubble, p2p per step).
+
+    1F1B idles (pp - 1) slowest-chunk times in warm-up and cool-down (Narayanan et al. 2021), each with
+    its share of the micro-batch's exposed TP/CP/EP communication. DualPipe (DeepSeek-V3 Table 2):
+    (PP/2 - 1)(F&B + B - 3W) with F&B the overlapped forward+backward pair, B the full backward, W its
+    weight-gradient half.
+    """
+    tp, pp, v, m_mb = sh.tp, sh.pp, sh.v, sh.m_mb
+    one_f1b = (pp - 1.0) * (cm.chunk_max + comm_mb / v)
+    fb = np.maximum(cm.t_fwd + 2.0 * cm.t_bwd + cm.t_rec - 3.0 * cm.w_grad, 0.0)
+    dual = np.maximum(pp / 2.0 - 1.0, 0.0) * (fb + comm_mb)
+    bubble = np.where(pp > 1, np.where(st.dualpipe, dual, one_f1b), 0.0)
+    group = _group(ctx, np.full_like(tp, 2.0), tp * sh.cp * sh.dp, ctx.ring_contention)
     # a pipeline boundary carries one micro-batch's s·b·h activation; with sequence parallelism it is
     # already split over tp, and Megatron's scatter/gather splits it otherwise; DeepSpeed's
     # PipelineEngine sends it whole from every tensor-parallel rank
-    p2p_bytes = tokens * h * B / np.where(st.sp | st.pp_scatter, tp, 1.0)
-    t_p2p = np.asarray(collective_time("send_recv", p2p_bytes, pp_group).time_s)
+    p2p_bytes = sh.tokens * float(ctx.model.hidden) * ctx.act_bytes / np.where(st.sp | st.pp_scatter, tp, 1.0)
+    t_p2p = np.asarray(collective_time("send_recv", p2p_bytes, group).time_s)
     # blocking p2p (Megatron-LM 2021, DeepSpeed's PipelineEngine): every send/recv of the schedule
     # sits on the critical path. Asynchronous p2p (Megatron-Core overlap_p2p_comm) runs beside the
     # next chunk's compute: only the pipeline fill and drain hops show, plus any transfer longer
     # than the chunk it hides behind.
-    n_p2p = 2.0 * v * (m_mb + pp - 1.0)
-    blocking = ctx.cal.pp_p2p_exposed * n_p2p * t_p2p
-    chunk_fwd = t_fwd / v
-    async_ = 2.0 * (pp - 1.0) * t_p2p + 2.0 * v * m_mb * np.maximum(0.0, t_p2p - chunk_fwd)
-    pp_exposed = np.where(pp > 1, np.where(st.pp_overlap, async_, blocking), 0.0)
-    pp_bytes = np.where(pp > 1, 2.0 * v * m_mb * p2p_bytes, 0.0)
+    blocking = ctx.cal.pp_p2p_exposed * 2.0 * v * (m_mb + pp - 1.0) * t_p2p
+    async_ = 2.0 * (pp - 1.0) * t_p2p + 2.0 * v * m_mb * np.maximum(0.0, t_p2p - cm.t_fwd / v)
+    p2p = Comm(
+        exposed=np.where(pp > 1, np.where(st.pp_overlap, async_, blocking), 0.0),
+        nbytes=np.where(pp > 1, 2.0 * v * m_mb * p2p_bytes, 0.0),
+        charges=((np.where(pp > 1, 2.0 * v * m_mb, 0.0), "send_recv", p2p_bytes, group),),
+    )
+    return bubble, p2p
 
-    # ---- parameters on one GPU (busiest stage) and data-parallel communication
+
+# ---------------------------------------------------------------- parameters, data parallelism, optimizer
+def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
+    """Parameters of the busiest stage on one GPU, and the data-parallel groups over which ZeRO shards
+    them: all dp·cp ranks, or groups of ``zero_shard_group`` (hybrid sharding: FSDP HYBRID_SHARD,
+    MiCS, Megatron-Core partial distributed optimizer), replicated across groups."""
     P = ctx.params
-    expert_per_layer = float(P.expert * P.experts_per_layer)
+    tp, pp, ep, etp = sh.tp, sh.pp, sh.ep, sh.etp
+    h = float(ctx.model.hidden)
     dense_per_layer = float(P.attention_per_layer + 2 * h)
-    layer_dense_params = dense_per_layer + float(P.dense_ffn_per_layer)
+    layer_dense = dense_per_layer + float(P.dense_ffn_per_layer)
     layer_moe_nonexpert = dense_per_layer + float(P.shared_experts_per_layer + P.router_per_layer)
     emb = float(max(P.embedding, P.output))
-    stage_nonexpert = nd_s * layer_dense_params + nm_s * layer_moe_nonexpert
+    stage_nonexpert = cm.nd_s * layer_dense + cm.nm_s * layer_moe_nonexpert
     stage_nonexpert = stage_nonexpert + np.where(pp > 1, emb, float(P.embedding + P.output))
-    p_dense = stage_nonexpert / tp
-    p_expert = nm_s * expert_per_layer / (ep * etp)
-    p_local = p_dense + p_expert
-    dpc = dp * cp
+    dpc = sh.dp * sh.cp
     edp = np.maximum(1.0, tp * dpc / (ep * etp))  # expert-data-parallel replicas of each expert shard
-    dp_group = _group(ctx, dpc, tp, ctx.ring_contention)
-    edp_group = _group(ctx, edp, etp * ep * np.where(folded, 1.0, cp), ctx.ring_contention)
+    e_stride = etp * ep * np.where(sh.folded, 1.0, sh.cp)
+    hybrid = (st.shard > 0) & (st.zero >= 1)
+    g = np.where(hybrid, np.minimum(st.shard, dpc), dpc)
+    g_e = np.where(hybrid, np.minimum(st.shard, edp), edp)
+    rep, rep_e = dpc / g, edp / g_e
+    rc = ctx.ring_contention
+    dp_group = _group(ctx, dpc, tp, rc)
+    edp_group = _group(ctx, edp, e_stride, rc) if sh.has_moe else dp_group  # experts only
+    if np.any(hybrid):
+        shard_groups = {
+            "shard": _group(ctx, g, tp, rc),
+            "eshard": _group(ctx, g_e, e_stride, rc),
+            "rep": _group(ctx, rep, tp * g, rc),
+            "erep": _group(ctx, rep_e, e_stride * g_e, rc),
+        }
+    else:  # no hybrid sharding in the batch: the shard groups are the data-parallel groups
+        single = _group(ctx, np.ones_like(dpc), tp, rc)
+        shard_groups = {"shard": dp_group, "eshard": edp_group, "rep": single, "erep": single}
+    return Params(
+        p_dense=stage_nonexpert / tp,
+        p_expert=cm.nm_s * float(P.expert * P.experts_per_layer) / (ep * etp),
+        layer_dense=layer_dense,
+        dpc=dpc,
+        edp=edp,
+        hybrid=hybrid,
+        g=g,
+        g_e=g_e,
+        rep=rep,
+        rep_e=rep_e,
+        groups={"dp": dp_group, "edp": edp_group, **shard_groups},
+    )
 
-    z = st.zero
-    c = ctx.cal
-    bucket = np.where(z == 3, c.zero3_bucket_params, np.maximum(c.dp_bucket_params, c.dp_bucket_params_per_rank * dpc))
 
-    def dp_op(op: str, params: Arr, nbytes_per_param: float, group: Any, n: Arr) -> Arr:
+GRAD_BYTES = 4.0  # fp32 main-grad reduction (Megatron --accumulate-allreduce-grads-in-fp32)
+PARAM_BYTES = 2.0
+
+
+def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> Comm:
+    """Gradient reduction and parameter gathering per ZeRO stage, exposed per step.
+
+    ZeRO-0 all-reduces once per step; ZeRO-1 (Megatron distributed optimizer) reduce-scatters and
+    all-gathers once per step; ZeRO-2 keeps only its gradient shard, so with gradient accumulation
+    every micro-batch's gradients are reduce-scattered into it (DeepSpeed stage 2); ZeRO-3 / FSDP
+    gathers the parameters before every micro-batch's forward and backward (and the recompute) and
+    reduce-scatters its gradients (Rajbhandari et al. 2020). Hybrid sharding adds one all-reduce of
+    the gradient shard across the shard groups per step.
+    """
+    v, pp, m_mb = sh.v, sh.pp, sh.m_mb
+    z, rec, c = st.zero, st.recompute, ctx.cal
+    zero_t = np.zeros_like(sh.tp)
+    gr = pr.groups
+    bucket = np.where(
+        z == 3, c.zero3_bucket_params, np.maximum(c.dp_bucket_params, c.dp_bucket_params_per_rank * pr.dpc)
+    )
+    nb_dense = np.maximum(1.0, np.ceil(pr.p_dense / bucket))
+
+    def dp_op(op: str, p: Arr, nbytes_per_param: float, group: Any, n: Arr) -> Arr:
         # the collective runs once per bucket; latency terms add up over buckets
-        nb = np.maximum(1.0, np.ceil(params / bucket))
-        t = np.asarray(collective_time(op, params / nb * nbytes_per_param, group).time_s) * nb
-        return np.where((n > 1) & (params > 0), t, 0.0)
+        nb = np.maximum(1.0, np.ceil(p / bucket))
+        t = np.asarray(collective_time(op, p / nb * nbytes_per_param, group).time_s) * nb
+        return np.asarray(np.where((n > 1) & (p > 0), t, 0.0))
 
-    nb_dense = np.maximum(1.0, np.ceil(p_dense / bucket))
-
-    grad_b = 4.0  # fp32 main-grad reduction (Megatron --accumulate-allreduce-grads-in-fp32)
-    param_b = 2.0
-    zero_t = np.zeros_like(tp)
-
-    def dp_both(op: str, nbytes_per_param: float, needed: bool) -> Arr:
-        # dense parameters over dp·cp, routed experts over the expert-data-parallel group;
+    def dp_both(op: str, nbytes_per_param: float, needed: bool, kind: str, scale: Arr | float = 1.0) -> Arr:
+        # dense parameters over their group, routed experts over the expert-data-parallel one;
         # skipped (zero) when no strategy in the batch needs this collective
         if not needed:
             return zero_t
-        t = dp_op(op, p_dense, nbytes_per_param, dp_group, dpc)
-        return t + dp_op(op, p_expert, nbytes_per_param, edp_group, edp) if has_moe else t
+        table: dict[str, tuple[Any, Any, Arr, Arr, Arr | float]] = {
+            "full": (gr["dp"], gr["edp"], pr.dpc, pr.edp, 1.0),
+            "shard": (gr["shard"], gr["eshard"], pr.g, pr.g_e, 1.0),
+            "rep": (gr["rep"], gr["erep"], pr.rep, pr.rep_e, 1.0 / pr.g_e),
+        }
+        dense_g, exp_g, n, n_e, s_e = table[kind]
+        t = dp_op(op, pr.p_dense * scale, nbytes_per_param, dense_g, n)
+        return t + dp_op(op, pr.p_expert * s_e, nbytes_per_param, exp_g, n_e) if sh.has_moe else t
 
-    t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)))
-    t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)))
-    t_ag = dp_both("all_gather", param_b, bool(np.any(z >= 1)))
-    # the overlap window: a bucket's gradients are final after the last micro-batch's backward, so
-    # the reduce-scatter hides behind that backward; with v model chunks per stage, a chunk's
-    # reduction also hides behind the later chunks' backward of the cooldown's last micro-batches
-    # (Megatron-Core overlap_grad_reduce per chunk). Likewise the parameter all-gather of the next
-    # step hides behind the first micro-batches' forward, chunk by chunk.
-    spread = 1.0 + (v - 1.0) * np.minimum(m_mb, pp)
-    win_b = (t_bwd + t_rec) / v * spread
-    win_f = t_fwd / v * spread
+    t_ar = dp_both("all_reduce", GRAD_BYTES, bool(np.any(z == 0)), "full")
+    t_rs = dp_both("reduce_scatter", GRAD_BYTES, bool(np.any(z >= 1)), "shard")
+    t_ag = dp_both("all_gather", PARAM_BYTES, bool(np.any(z >= 1)), "shard")
+    t_rep = dp_both("all_reduce", GRAD_BYTES, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
+    # the overlap windows. ZeRO-0/1 reduce once per step: a bucket's gradients are final after the
+    # last micro-batch's backward, so the reduction hides behind that backward; with v model chunks
+    # per stage a chunk's reduction also hides behind the later chunks' backward of the cooldown
+    # (Megatron-Core overlap_grad_reduce per chunk), at most the whole step's backward. Likewise the
+    # parameter all-gather of the next step hides behind the first micro-batches' forward.
+    spread = np.minimum(1.0 + (v - 1.0) * np.minimum(m_mb, pp), m_mb * v)
+    bwd_mb = cm.t_bwd + cm.t_rec  # one micro-batch's backward (and its recompute) on this stage
+    win_b = bwd_mb / v * spread
+    win_f = cm.t_fwd / v * spread
 
-    def exposed(t: Arr, window: Arr, floor: float = ctx.cal.dp_exposed_floor) -> Arr:
+    def exposed(t: Arr, window: Arr, floor: float = c.dp_exposed_floor) -> Arr:
         # overlapped buckets hide behind the window; the last bucket (and a floor share for
         # stream contention) always shows
-        return np.where(st.dp_overlap, np.maximum(np.maximum(floor * t, t / nb_dense), t - window), t)
+        return np.asarray(np.where(st.dp_overlap, np.maximum(np.maximum(floor * t, t / nb_dense), t - window), t))
 
     dp_z0 = exposed(t_ar, win_b)
-    dp_z12 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
-    # ZeRO-3: gather before forward and backward (and the recompute), reduce-scatter after
-    # backward, every micro-batch; prefetching hides every bucket but the first (no floor share)
+    dp_z1 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
+    dp_z2 = dp_z1 + (m_mb - 1.0) * exposed(t_rs, bwd_mb, 0.0)
+    # ZeRO-3: each collective hides at most behind its own micro-batch's forward or backward;
+    # prefetching hides every bucket but the first
     n_ag_bwd = np.where(rec == 2, 2.0, 1.0)
-    dp_z3 = m_mb * (exposed(t_ag, win_f, 0.0) + exposed(n_ag_bwd * t_ag + t_rs, win_b, 0.0))
-    dp_exposed = np.where(z == 0, dp_z0, np.where(z == 3, dp_z3, dp_z12))
-    dp_bytes = np.where(
-        z == 0,
-        2.0 * p_local * grad_b,
-        np.where(z == 3, m_mb * (2.0 * p_local * param_b + p_local * grad_b), p_local * (grad_b + param_b)),
-    ) * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
+    dp_z3 = m_mb * (exposed(t_ag, cm.t_fwd, 0.0) + exposed(n_ag_bwd * t_ag + t_rs, bwd_mb, 0.0))
+    dp_exposed = np.where(z == 0, dp_z0, np.where(z == 3, dp_z3, np.where(z == 2, dp_z2, dp_z1)))
+    dp_exposed = dp_exposed + np.where(pr.hybrid, exposed(t_rep, win_b), 0.0)
+    # collectives per step
+    n_rs = np.where(z == 0, 0.0, np.where(z >= 2, m_mb, 1.0))
+    n_ag = np.where(z == 0, 0.0, np.where(z == 3, m_mb * (1.0 + n_ag_bwd), 1.0))
+    n_ar = np.where(z == 0, 1.0, 0.0)
+    dpc, g, p_local = pr.dpc, pr.g, pr.p_local
+    nbytes = (
+        n_ar * 2.0 * p_local * GRAD_BYTES * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
+        + (n_rs * p_local * GRAD_BYTES + n_ag * p_local * PARAM_BYTES) * np.where(g > 1, (g - 1) / g, 0.0)
+        + np.where(pr.hybrid, 2.0 * pr.p_shard * GRAD_BYTES * (pr.rep - 1.0) / pr.rep, 0.0)
+    )
+    charges: list[tuple[Arr | float, str, Arr | float, Any]] = []
+    for count, op, per_param, dense_g, exp_g in (
+        (n_ar, "all_reduce", GRAD_BYTES, gr["dp"], gr["edp"]),
+        (n_rs, "reduce_scatter", GRAD_BYTES, gr["shard"], gr["eshard"]),
+        (n_ag, "all_gather", PARAM_BYTES, gr["shard"], gr["eshard"]),
+    ):
+        charges.append((count, op, pr.p_dense * per_param, dense_g))
+        if sh.has_moe:
+            charges.append((count, op, pr.p_expert * per_param, exp_g))
+    once = np.where(pr.hybrid, 1.0, 0.0)
+    charges.append((once, "all_reduce", pr.p_dense / pr.g * GRAD_BYTES, gr["rep"]))
+    if sh.has_moe:
+        charges.append((once, "all_reduce", pr.p_expert / pr.g_e * GRAD_BYTES, gr["erep"]))
+    return Comm(exposed=dp_exposed, nbytes=nbytes, charges=tuple(charges))
 
-    # ---- optimizer (Adam over the local shard; ZeRO>=1 shards it over data-parallel ranks)
-    shard_dense = np.where(z >= 1, dpc, 1.0)
-    shard_exp = np.where(z >= 1, edp, 1.0)
-    p_opt = p_dense / shard_dense + p_expert / shard_exp
-    t_opt = _hbm_time(ctx, p_opt * ctx.cal.optimizer_bytes_per_param)
 
-    compute_total = m_mb * (t_fwd + t_bwd)
-    step = m_mb * per_mb + bubble + pp_exposed + dp_exposed + t_opt
-    breakdown = {
-        "compute": compute_total,
-        "recompute": m_mb * t_rec,
-        "tp_comm": m_mb * tp_exposed,
-        "cp_comm": m_mb * cp_exposed,
-        "ep_comm": m_mb * ep_exposed,
-        "pp_bubble": bubble,
-        "pp_comm": pp_exposed,
-        "dp_comm": dp_exposed,
-        "optimizer": t_opt,
+def optimizer_shard(st: Strategies, pr: Params) -> Arr:
+    """Parameters whose optimizer state this rank holds (ZeRO >= 1 shards it over the shard group)."""
+    return np.asarray(
+        pr.p_dense / np.where(st.zero >= 1, pr.g, 1.0) + pr.p_expert / np.where(st.zero >= 1, pr.g_e, 1.0)
+    )
+
+
+def optimizer(ctx: Context, st: Strategies, pr: Params) -> Arr:
+    """Adam update over the local shard, bound by HBM bandwidth."""
+    return _hbm_time(ctx, optimizer_shard(st, pr) * ctx.cal.optimizer_bytes_per_param)
+
+
+# ---------------------------------------------------------------- links and conservation
+def links(ctx: Context, sh: Shape, cm: Compute, comms: dict[str, Comm], exposed: dict[str, Arr]) -> Links:
+    """Busy time of each GPU link per concern, and the exposed communication after conservation.
+
+    On every link the exposed communication is at least the link's busy time less the compute that
+    can overlap it. Each concern's exposed time is split over the links in proportion to its busy
+    time there; a link's shortfall is charged to the concerns that use it, in proportion to their
+    share of it (concurrent collectives share the link). SMs are shared too: a collective hidden
+    behind compute takes ``comm_sm_share`` of the SMs, so the compute beside it runs longer.
+    """
+    zero_t = np.zeros_like(sh.tp)
+    busy: dict[str, dict[str, Arr]] = {k: {c: zero_t for c in COMM_KEYS} for k in LINKS}
+    for cat, comm in comms.items():
+        for count, op, nbytes, group in comm.charges:
+            if not np.any(count):
+                continue  # no strategy in the batch runs this collective
+            up, nic = _link_time(ctx, op, nbytes, group)
+            busy["scale_up"][cat] = busy["scale_up"][cat] + count * up
+            busy["nic"][cat] = busy["nic"][cat] + count * nic
+    window = sh.m_mb * (cm.t_fwd + cm.t_bwd + cm.t_rec)
+    out = dict(exposed)
+    both = {q: busy["scale_up"][q] + busy["nic"][q] for q in COMM_KEYS}
+    on_link = {
+        k: {q: out[q] * np.where(both[q] > 0, busy[k][q] / np.where(both[q] > 0, both[q], 1.0), 0.0) for q in COMM_KEYS}
+        for k in LINKS
     }
+    link_exposed: dict[str, Arr] = {}
+    for k in LINKS:
+        total_busy = sum(busy[k].values(), zero_t)
+        shortfall = np.maximum(0.0, total_busy - window - sum(on_link[k].values(), zero_t))
+        for q in COMM_KEYS:
+            extra = shortfall * np.where(total_busy > 0, busy[k][q] / np.where(total_busy > 0, total_busy, 1.0), 0.0)
+            on_link[k][q] = on_link[k][q] + extra
+            out[q] = out[q] + extra
+        link_exposed[k] = sum(on_link[k].values(), zero_t)
+    for q in COMM_KEYS:
+        hidden = sum((np.maximum(busy[k][q] - on_link[k][q], 0.0) for k in LINKS), zero_t)
+        out[q] = out[q] + ctx.cal.comm_sm_share * hidden
+    return Links(busy=busy, exposed_link=link_exposed, exposed=out, window=window)
 
-    # ---- memory per GPU (busiest stage)
+
+def stragglers(ctx: Context, sh: Shape, cm: Compute) -> Arr:
+    """Every step synchronises all ranks (data-parallel collectives, pipeline hand-offs), so it waits
+    for the slowest; with per-rank compute jitter of coefficient of variation sigma, the expected
+    maximum of N ranks is sigma·sqrt(2 ln N) above the mean (Gaussian extreme value)."""
+    n_sync = float(ctx.gpus)
+    lag = ctx.cal.rank_jitter_cv * np.sqrt(2.0 * np.log(n_sync)) if n_sync > 1 else 0.0
+    return np.asarray(lag * sh.m_mb * (cm.t_fwd + cm.t_bwd + cm.t_rec))
+
+
+# ---------------------------------------------------------------- memory
+def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> Memory:
+    """Bytes per GPU: bf16 weights, fp32 main grads, fp32 master + Adam (sharded by ZeRO stage and
+    shard group), activations of the busiest of first/middle/last stage x micro-batches in flight,
+    and the margins real runs have (framework, allocator fragmentation, NCCL buffers)."""
+    model, tp, pp, v, tokens, m_mb = ctx.model, sh.tp, sh.pp, sh.v, sh.tokens, sh.m_mb
+    z, rec = st.zero, st.recompute
+    s, h, B = float(ctx.seq_len), float(model.hidden), ctx.act_bytes
     w_b = 2.0
     copies = np.where(st.dualpipe, 2.0, 1.0)  # DualPipe keeps two copies of the parameters
-    weights = np.where(z == 3, p_dense / dpc + p_expert / edp, p_local) * w_b * copies
-    grads = np.where(z >= 2, p_dense / dpc + p_expert / edp, p_local) * 4.0 * copies
-    optim = 12.0 * p_opt  # fp32 master + Adam m, v
+    weights = np.where(z == 3, pr.p_shard, pr.p_local) * w_b * copies
+    # fp32 main gradients; with ZeRO-3/FSDP a parameter shard costs 16 bytes, not 18: DeepSpeed keeps
+    # 16-bit gradient shards (ZeRO paper Sec. 3.1: 2 + 2 + 12 bytes), FSDP's fp32 shard is itself the
+    # optimizer's master copy (mixed precision: 4 + 4 + 8, plus the transient bf16 gathers in z3_buf)
+    grads = np.where(z >= 2, pr.p_shard, pr.p_local) * np.where(z == 3, 2.0, 4.0) * copies
+    optim = 12.0 * optimizer_shard(st, pr)  # fp32 master + Adam m, v
     # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
     # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them
     scores = np.where(~st.flash & (rec == 0), 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
     # fine-grained selective recompute (fused attention) drops the norm/activation/up-projection outputs
     drop = (rec == 1) & st.flash
-    act_dense = (ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B * tokens / np.where(st.sp, tp, 1.0) + scores
-    act_moe = (ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B * tokens / np.where(st.sp, tp, 1.0) + scores
-    full_layer = np.where(nm_s > 0, act_moe, act_dense)
-    stored_layers = nd_s * act_dense + nm_s * act_moe
-    act_layer_stage = np.where(
-        rec == 2, layers_s * 2.0 * h * tokens / np.where(st.sp, tp, 1.0) + full_layer, stored_layers
-    )
-    inflight = np.where(pp > 1, np.minimum(m_mb, pp) * (1.0 + np.where(v > 1, (pp - 1.0) / (pp * v), 0.0)), 1.0)
-    logits_mem = np.where(use_last | (pp == 1), tokens * (ctx.model.vocab / tp) * 6.0, 0.0)
-    activations = act_layer_stage * inflight + logits_mem
-    z3_buf = np.where(z == 3, 2.0 * layer_dense_params / tp * w_b * 2.0, 0.0)
-    buffers = ctx.cal.framework_overhead_bytes + z3_buf + np.minimum(p_local * 4.0, 2.0 * 40e6 * 4.0)
-    total_mem = weights + grads + optim + activations + buffers
+    seq_shard = np.where(st.sp, tp, 1.0)
+    # with FP8 GEMMs the inputs saved for the weight-gradient GEMMs are kept in FP8, one byte each
+    # (Transformer Engine; DeepSeek-V3 Sec. 3.3.3); the norm and activation outputs among them are
+    # not stored at all when fine-grained recompute drops them
+    f8 = (B - 1.0) if ctx.fp8 else 0.0
+    moe_f = float(model.moe.expert_ffn_hidden * (model.moe.top_k + model.moe.n_shared_experts)) if model.moe else 0.0
+    g_dense = ctx.gemm_in_dense - np.where(drop, 2.0 * h + float(model.ffn_hidden), 0.0)
+    g_moe = ctx.gemm_in_moe - np.where(drop, 2.0 * h + moe_f, 0.0)
+    act_dense = ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense) * tokens / seq_shard
+    act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe) * tokens / seq_shard
+    act_dense, act_moe = act_dense + scores, act_moe + scores
 
-    tokens_step = float(ctx.global_batch_seqs) * s
+    # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
+    # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up). The first
+    # stage holds the most, which is why layouts give it fewer layers: the busiest stage in memory
+    # is the largest of first, middle and last
+    def inflight(r: Arr | float) -> Arr:
+        inter = np.minimum(m_mb, pp) * (1.0 + (pp - 1.0 - 2.0 * r) / (pp * v))
+        return np.asarray(np.where(pp > 1, np.where(v > 1, inter, np.minimum(m_mb, pp - r)), 1.0))
+
+    # with full recompute a micro-batch in flight keeps only each layer's input (2·s·b·h bytes,
+    # Korthikanti et al. 2022, Table 2); the one layer being recomputed in the backward holds its
+    # full activations once, whatever the number of micro-batches in flight
+    def stage_act(nd: Arr, nm: Arr, r: Arr | float) -> Arr:
+        full_l = np.where(nm > 0, act_moe, act_dense)
+        stored = (nd * act_dense + nm * act_moe) * inflight(r)
+        ckpt = (nd + nm) * 2.0 * h * tokens / seq_shard * inflight(r) + full_l
+        return np.asarray(np.where(rec == 2, ckpt, stored))
+
+    logits_mem = tokens * (model.vocab / tp) * 6.0
+    act_first = stage_act(*sh.layers["first"], 0.0) + np.where(pp == 1, logits_mem, 0.0)
+    act_mid = np.where(pp > 2, stage_act(*sh.layers["mid"], 1.0), 0.0)
+    act_last = np.where(pp > 1, stage_act(*sh.layers["last"], pp - 1.0) + logits_mem, 0.0)
+    activations = np.maximum(np.maximum(act_first, act_mid), act_last)
+    z3_buf = np.where(z == 3, 2.0 * pr.layer_dense / tp * w_b * 2.0, 0.0)
+    buffers = ctx.cal.framework_overhead_bytes + z3_buf + np.minimum(pr.p_local * 4.0, 2.0 * 40e6 * 4.0)
+    # margins real runs have: the caching allocator's fragmentation of the tensors allocated and
+    # freed every step (activations, gathered ZeRO-3 parameters; Megatron-Core and FSDP keep
+    # parameters, gradients and optimizer states in buffers allocated once), and NCCL's buffers for
+    # every communicator this rank belongs to
+    ep = sh.ep
+    n_comms = (
+        1.0
+        + (tp > 1)
+        + (sh.cp > 1)
+        + (pp > 1)
+        + (pr.dpc > 1)
+        + (pr.hybrid & (pr.rep > 1))
+        + ((ep > 1) if sh.has_moe else 0.0)
+        + ((pr.edp > 1) if sh.has_moe else 0.0)
+    )
+    buffers = (
+        buffers
+        + ctx.cal.allocator_fragmentation * (activations + z3_buf)
+        + ctx.cal.nccl_bytes_per_communicator * n_comms
+    )
+    return Memory(weights=weights, gradients=grads, optimizer=optim, activations=activations, buffers=buffers)
+
+
+# ---------------------------------------------------------------- the step
+def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
+    """Step time, breakdown, memory and traffic for every strategy in ``st``: one function per
+    concern, assembled; a single strategy is a batch of one."""
+    sh = shape(ctx, st)
+    cm = compute(ctx, st, sh)
+    tpc = tensor_parallel(ctx, st, sh, cm)
+    cpc = context_parallel(ctx, st, sh, cm)
+    epc = expert_parallel(ctx, st, sh, cm)
+    bubble, ppc = pipeline(ctx, st, sh, cm, tpc.exposed + cpc.exposed + epc.exposed)
+    pr = params(ctx, st, sh, cm)
+    dpc = data_parallel(ctx, st, sh, cm, pr)
+    t_opt = optimizer(ctx, st, pr)
+    m_mb = sh.m_mb
+    comms = {"tp": tpc, "cp": cpc, "ep": epc, "pp": ppc, "dp": dpc}
+    per_step = {"tp": m_mb * tpc.exposed, "cp": m_mb * cpc.exposed, "ep": m_mb * epc.exposed}
+    lk = links(ctx, sh, cm, comms, {**per_step, "pp": ppc.exposed, "dp": dpc.exposed})
+    compute_total = m_mb * (cm.t_fwd + cm.t_bwd)
+    breakdown = {
+        "compute": compute_total,
+        "recompute": m_mb * cm.t_rec,
+        "tp_comm": lk.exposed["tp"],
+        "cp_comm": lk.exposed["cp"],
+        "ep_comm": lk.exposed["ep"],
+        "pp_bubble": bubble,
+        "pp_comm": lk.exposed["pp"],
+        "dp_comm": lk.exposed["dp"],
+        "optimizer": t_opt,
+        "stragglers": stragglers(ctx, sh, cm),
+    }
+    step = sum(breakdown.values(), np.zeros_like(sh.tp))
+    mem = memory(ctx, st, sh, cm, pr)
+    total_mem = mem.total
+
+    tokens_step = float(ctx.global_batch_seqs) * float(ctx.seq_len)
     tps_gpu = tokens_step / (step * ctx.gpus)
     mfu = ctx.model_flops_per_token * tokens_step / (step * ctx.gpus * ctx.mfu_peak)
     # HFU adds recomputed FLOPs: the whole forward (full) or what selective recompute re-runs (the
     # attention core when unfused, MLA up-projections when fused), relative to forward + backward
-    fwd_flops = nd_s * dense["flops"] + nm_s * moe["flops"]
-    sel_fwd = nd_s * dense["sel_flops"] + nm_s * moe["sel_flops"]
+    fwd_flops = cm.nd_s * cm.dense["flops"] + cm.nm_s * cm.moe["flops"]
+    sel_fwd = cm.nd_s * cm.dense["sel_flops"] + cm.nm_s * cm.moe["sel_flops"]
+    rec = st.recompute
     rec_flops = np.where(rec == 2, fwd_flops, np.where(rec == 1, sel_fwd, 0.0))
     hfu = mfu * (1.0 + rec_flops / np.maximum(3.0 * fwd_flops, 1.0))
     return {
         "step_time_s": step,
         "breakdown": breakdown,
         "memory": {
-            "weights": weights,
-            "gradients": grads,
-            "optimizer": optim,
-            "activations": activations,
-            "buffers": buffers,
+            "weights": mem.weights,
+            "gradients": mem.gradients,
+            "optimizer": mem.optimizer,
+            "activations": mem.activations,
+            "buffers": mem.buffers,
         },
         "memory_bytes": total_mem,
-        "fits": total_mem <= ctx.hbm_bytes,
+        "fits": total_mem <= ctx.hbm_usable,
         "tokens_per_s_per_gpu": tps_gpu,
         "mfu": mfu,
         "hfu": hfu,
         "micro_batches": m_mb,
         "traffic": {
-            "tp": m_mb * tp_bytes_mb,
-            "cp": m_mb * cp_bytes_mb,
-            "ep": m_mb * ep_bytes_mb,
-            "pp": pp_bytes,
-            "dp": dp_bytes,
+            "tp": m_mb * tpc.nbytes,
+            "cp": m_mb * cpc.nbytes,
+            "ep": m_mb * epc.nbytes,
+            "pp": ppc.nbytes,
+            "dp": dpc.nbytes,
         },
-        "params_per_gpu": p_local,
-        "layers_per_stage": layers_s,
+        "links": {k: {"busy": lk.busy[k], "exposed": lk.exposed_link[k]} for k in LINKS},
+        "overlap_window": lk.window,
+        "params_per_gpu": pr.p_local,
+        "layers_per_stage": cm.layers_s,
     }

@@ -25,6 +25,7 @@ REASONS = (
     "ep > 1 needs an MoE model",
     "vpp > 1 needs pp > 1",
     "DualPipe needs an even pp >= 2 and no interleaving",
+    "zero_shard_group must divide dp·cp",
 )
 
 
@@ -45,8 +46,9 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
     # Megatron --account-for-embedding/loss-in-pipeline-split and custom pipeline layouts let the
     # embedding and the loss take a virtual stage of their own
     rule(3, st.pp * st.vpp > L + 2)
-    # uneven splits are allowed (Megatron --decoder-first/last-pipeline-num-layers); the busiest
-    # stage sets the pace in the engine
+    # Megatron-Core's split flags need the layers (or layers + embedding + loss) to divide evenly over
+    # pp·vpp; other splits need an explicit --pipeline-model-parallel-layout (as NVIDIA's DeepSeek-V3
+    # recipes use for 61 layers on pp 4 x vpp 4); the engine paces those by their largest chunk
     rule(4, (st.vpp > 1) & (st.pp * st.vpp > L + 2))
     rule(5, ctx.global_batch_seqs % (st.dp * st.micro_batch) != 0)
     m_mb = ctx.global_batch_seqs // np.maximum(1, st.dp * st.micro_batch)
@@ -61,4 +63,5 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
         rule(11, st.ep > 1)
     rule(12, (st.vpp > 1) & (st.pp == 1))
     rule(13, st.dualpipe & ((st.pp < 2) | (st.pp % 2 != 0) | (st.vpp > 1)))
+    rule(14, (st.shard > 0) & ((st.dp * st.cp) % np.maximum(st.shard, 1) != 0))
     return code

@@ -64,6 +64,10 @@ class StepResult:
     model_flops_per_token: float
     strategy: dict[str, Any]
     assumptions: tuple[str, ...] = field(default_factory=tuple)
+    # seconds per step each concern keeps each GPU link busy at its achievable bandwidth:
+    # {"scale_up" | "nic": {"tp" | "cp" | "ep" | "pp" | "dp": s}}; exposed communication on a link is
+    # at least its busy time less the compute that can overlap it
+    link_busy_s: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def tokens_per_s(self) -> float:
@@ -89,4 +93,5 @@ class StepResult:
             "model_flops_per_token": self.model_flops_per_token,
             "strategy": dict(self.strategy),
             "assumptions": list(self.assumptions),
+            "link_busy_s": {k: dict(v) for k, v in self.link_busy_s.items()},
         }

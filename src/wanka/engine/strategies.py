@@ -38,7 +38,8 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
 
 @dataclass(frozen=True)
 class Strategies:
-    """Parallel strategies, column-wise. ``recompute``: 0 none, 1 selective, 2 full."""
+    """Parallel strategies, column-wise. ``recompute``: 0 none, 1 selective, 2 full. ``shard``: the
+    ZeRO shard-group size (hybrid sharding), 0 = all dp·cp ranks."""
 
     tp: IntArr
     pp: IntArr
@@ -60,6 +61,7 @@ class Strategies:
     cuda_graphs: BoolArr
     deepep: BoolArr
     dualpipe: BoolArr
+    shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
 
     def __len__(self) -> int:
         return int(self.tp.shape[0])
@@ -83,6 +85,7 @@ class Strategies:
             recompute=np.array([RECOMPUTE_CODES[s.recompute] for s in specs], dtype=np.int64),
             sp=np.array([s.sp for s in specs], dtype=bool),
             **{k: np.array([sw[k] for sw in switches], dtype=bool) for k in software_columns(ParallelSpec())},
+            shard=np.array([s.zero_shard_group or 0 for s in specs], dtype=np.int64),
         )
 
     @classmethod
@@ -112,6 +115,7 @@ class Strategies:
             recompute=np.broadcast_to(np.asarray(rec, dtype=np.int64), (n,)).copy(),
             sp=get("sp", d.sp, bool),
             **{k: get(k, v, bool) for k, v in software_columns(d).items()},
+            shard=get("shard", 0, np.int64),
         )
 
     def row(self, i: int) -> dict[str, object]:
@@ -126,4 +130,5 @@ class Strategies:
             "zero": int(self.zero[i]),
             "recompute": _NAMES[int(self.recompute[i])],
             "sp": bool(self.sp[i]),
+            "zero_shard_group": int(self.shard[i]) or None,
         }

@@ -38,7 +38,7 @@ __all__ = ["Baseline", "Candidate", "Objective", "SearchResult", "candidate_scen
 Objective = Literal["time", "cost", "energy"]
 OBJECTIVES: tuple[str, ...] = ("time", "cost", "energy")
 _RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
-_COLS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero", "recompute")
+_COLS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero", "recompute", "shard")
 _COMM = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 LABELS = {
     "compute": "compute",
@@ -50,6 +50,7 @@ LABELS = {
     "pp_comm": "PP p2p",
     "dp_comm": "DP comm",
     "optimizer": "optimizer",
+    "stragglers": "stragglers",
 }
 MAX_TOP = 1000
 MAX_GPU_OPTIONS = 64
@@ -79,6 +80,7 @@ class Candidate:
     time_to_train_s: float
     breakdown_s: dict[str, float]
     reason: str = ""
+    zero_shard_group: int | None = None  # hybrid sharding group; None = all dp·cp ranks
     energy_j: float | None = None
     energy_cost: float | None = None
     goodput: float | None = None
@@ -102,12 +104,14 @@ class Candidate:
             cp=self.cp,
             ep=self.ep,
             zero=self.zero,
+            zero_shard_group=self.zero_shard_group,
             recompute=self.recompute,  # type: ignore[arg-type]
         )
 
     def layout(self) -> str:
         s = f"TP{self.tp}/PP{self.pp}/CP{self.cp}/DP{self.dp}"
-        return s + (f"/EP{self.ep}" if self.ep > 1 else "")
+        s += f"/EP{self.ep}" if self.ep > 1 else ""
+        return s + (f"/HS{self.zero_shard_group}" if self.zero_shard_group else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +126,7 @@ class Candidate:
             "micro_batch": self.micro_batch,
             "recompute": self.recompute,
             "zero": self.zero,
+            "zero_shard_group": self.zero_shard_group,
             "sp": self.sp,
             "step_time_s": self.step_time_s,
             "mfu": self.mfu,
@@ -274,6 +279,7 @@ class _Table:
             zero=int(c["zero"][i]),
             recompute=_RECOMPUTE_NAMES[int(c["recompute"][i])],
             sp=bool(c["sp"][i]),
+            zero_shard_group=int(c["shard"][i]) or None,
             step_time_s=float(self.step[i]),
             mfu=float(self.mfu[i]),
             tokens_per_s_per_gpu=float(self.tps[i]),
@@ -301,7 +307,7 @@ def _evaluate(ctx: Context, st: Strategies, tokens: float) -> _Table:
                 tps=r.tokens_per_s_per_gpu,
                 mfu=r.mfu,
                 mem=r.memory_bytes,
-                hbm=np.full(n, ctx.hbm_bytes),
+                hbm=np.full(n, ctx.hbm_usable),
                 code=r.reason,
                 ttt=r.time_to_train_s,
                 breakdown={k: np.broadcast_to(r.breakdown[k], (n,)).astype(float) for k in BREAKDOWN_KEYS},

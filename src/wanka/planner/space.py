@@ -10,7 +10,8 @@ Shape rules first, memory second, time last:
 2. **memory**: each shape is evaluated once at its least-memory settings (micro-batch 1, full
    recompute, vpp 1, every ZeRO stage); a shape none of whose variants fits in HBM is dropped whole.
 3. the surviving shapes are crossed with micro-batch (divisors of the per-replica batch),
-   vpp (``pp·vpp ≤ layers``, micro-batches divisible by ``pp``), ZeRO 0-3 and recompute
+   vpp (``pp·vpp ≤ layers + 2``, micro-batches divisible by ``pp``; uneven chunks are paced by the
+   largest), ZeRO 0-3 and recompute
    none/selective/full; ``sp`` is on whenever ``tp > 1``.
 
 Every row the space yields still passes through :func:`wanka.engine.evaluate_batch`, whose
@@ -47,6 +48,9 @@ class SearchSpace:
     max_cp: int = MAX_CP
     max_ep: int | None = None  # None: up to the expert count
     memory_prune: bool = True
+    # hybrid sharding: ZeRO shard-group sizes to try besides sharding over all dp·cp ranks (0); a size
+    # is used where it divides dp·cp and is smaller (FSDP HYBRID_SHARD / MiCS)
+    shard_groups: tuple[int, ...] = (0,)
 
 
 @dataclass
@@ -138,7 +142,7 @@ def _columns(rows: Sequence[tuple[int, ...]], names: tuple[str, ...]) -> Strateg
 
 
 _SHAPE = ("tp", "cp", "pp", "dp", "ep")
-_FULL = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "vpp", "zero", "recompute")
+_FULL = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "vpp", "zero", "recompute", "shard")
 
 
 def _memory_survivors(
@@ -149,7 +153,7 @@ def _memory_survivors(
         return shapes
     least_rec = max(space.recompute)
     mb = min(space.micro_batches)
-    rows = [(*s, mb, 1, z, least_rec) for s in shapes for z in space.zero]
+    rows = [(*s, mb, 1, z, least_rec, 0) for s in shapes for z in space.zero]
     res = evaluate_batch(ctx, _columns(rows, _FULL), 1.0)
     fits = np.asarray(np.any(np.asarray(res.fits).reshape(len(shapes), len(space.zero)), axis=1), dtype=bool)
     return [s for i, s in enumerate(shapes) if fits[i]]
@@ -166,18 +170,20 @@ def enumerate_space(ctx: Context, space: SearchSpace | None = None) -> tuple[Str
     m = ctx.model
     layers = m.n_layers + m.mtp_layers
     rows: list[tuple[int, ...]] = []
-    tail = [(z, r) for z in space.zero for r in space.recompute]
     for tp, cp, pp, dp, ep in kept:
+        dpc = dp * cp
+        shards = [0] + [g for g in space.shard_groups if 1 < g < dpc and dpc % g == 0]
+        tail = [(z, r, g) for z in space.zero for r in space.recompute for g in shards if g == 0 or z >= 1]
         per_replica = ctx.global_batch_seqs // dp
         for mb in space.micro_batches:
             if per_replica % mb:
                 continue
             n_mb = per_replica // mb
-            vpps = [1] if pp == 1 else [v for v in range(1, space.vpp_max + 1) if pp * v <= layers]
+            vpps = [1] if pp == 1 else [v for v in range(1, space.vpp_max + 1) if pp * v <= layers + 2]
             for v in vpps:
                 if v > 1 and n_mb % pp:
                     continue
-                rows.extend((tp, cp, pp, dp, ep, mb, v, z, r) for z, r in tail)
+                rows.extend((tp, cp, pp, dp, ep, mb, v, z, r, g) for z, r, g in tail)
         if len(rows) > MAX_ROWS:
             raise SpecError(
                 f"more than {MAX_ROWS:,} strategies to evaluate; narrow the space (fewer micro-batch sizes, "

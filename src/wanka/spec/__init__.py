@@ -16,6 +16,7 @@ from wanka.spec.io import (
 from wanka.spec.model import MLASpec, ModelSpec, MoESpec
 from wanka.spec.ops import CheckpointSpec, FacilitySpec, FailureSpec
 from wanka.spec.scenario import Scenario
+from wanka.spec.software import SoftwareSpec
 from wanka.spec.training import ParallelSpec, TrainingSpec
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "ParallelSpec",
     "ScaleUpSpec",
     "Scenario",
+    "SoftwareSpec",
     "StorageSpec",
     "TrainingSpec",
     "deep_merge",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field, PositiveInt, model_validator
 
 from wanka.spec.base import FieldError, Spec
 from wanka.spec.cluster import ClusterSpec
 from wanka.spec.model import ModelSpec
 from wanka.spec.ops import CheckpointSpec, FacilitySpec, FailureSpec
+from wanka.spec.software import SoftwareSpec
 from wanka.spec.text import BilingualText
 from wanka.spec.training import ParallelSpec, TrainingSpec
 
@@ -27,6 +30,11 @@ class Scenario(Spec):
     model: ModelSpec | None = None
     training: TrainingSpec | None = None
     parallel: ParallelSpec | None = None
+    software: SoftwareSpec | None = Field(
+        None,
+        description="framework and release; its switches (from the catalog, explicit ones overriding) "
+        "replace the parallel strategy's defaults",
+    )
     job_gpus: PositiveInt | None = Field(None, description="GPUs the job uses; None = tp·pp·dp·cp or all")
     failures: FailureSpec = FailureSpec()
     checkpoint: CheckpointSpec = CheckpointSpec()
@@ -37,6 +45,37 @@ class Scenario(Spec):
         default_factory=list,
         description="what is not public and the value chosen: each a string (English) or {en: ..., zh: ...}",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_software(cls, data: Any) -> Any:
+        """Switches of ``software:`` go into ``parallel:``; one set in both must agree."""
+        if not isinstance(data, dict) or data.get("software") is None or data.get("parallel") is None:
+            return data
+        sw = data["software"]
+        sw = sw if isinstance(sw, SoftwareSpec) else SoftwareSpec.model_validate(sw)
+        par = data["parallel"]
+        given = (
+            set(par.model_fields_set) if isinstance(par, ParallelSpec) else set(par) if isinstance(par, dict) else None
+        )
+        if given is None:
+            return data  # not a mapping: the field's own validation reports it
+        explicit = sw.overrides()
+
+        def value(k: str) -> Any:
+            return getattr(par, k) if isinstance(par, ParallelSpec) else par[k]
+
+        for k in sorted(given & set(explicit)):
+            if value(k) != explicit[k]:
+                raise ValueError(
+                    f"parallel.{k} = {value(k)!r} and software.{k} = {explicit[k]!r} disagree; give it in one place"
+                )
+        update = {k: v for k, v in sw.switches().items() if k not in given}
+        if isinstance(par, ParallelSpec):
+            par = ParallelSpec.model_validate({**par.model_dump(exclude_unset=True), **update})
+        else:
+            par = {**par, **update}
+        return {**data, "software": sw, "parallel": par}
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:

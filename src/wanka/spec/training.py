@@ -42,6 +42,12 @@ class ParallelSpec(Spec):
         "beyond it, folded over the tp ranks with whole experts (Megatron-Core MoE parallel folding)",
     )
     zero: int = Field(1, ge=0, le=3, description="0 none, 1 distributed optimizer, 2 +grads, 3 +params (FSDP)")
+    zero_shard_group: PositiveInt | None = Field(
+        None,
+        description="ranks a ZeRO stage shards over: states sharded inside groups of this many data-parallel "
+        "ranks and replicated (gradients all-reduced once per step) across groups, as FSDP HYBRID_SHARD, "
+        "MiCS and Megatron-Core partial distributed optimizer; None = all dp·cp ranks",
+    )
     recompute: Literal["none", "selective", "full"] = "selective"
     tp_comm_overlap: bool = True
     dp_comm_overlap: bool = True
@@ -82,6 +88,8 @@ class ParallelSpec(Spec):
                 f"ep = {self.ep} must divide tp × dp × cp = {self.tp * self.dp * self.cp} "
                 "(inside dp × cp, or folded over the tp ranks with whole experts)",
             )
+        if self.zero_shard_group is not None and (self.dp * self.cp) % self.zero_shard_group:
+            raise ValueError(f"zero_shard_group = {self.zero_shard_group} must divide dp × cp = {self.dp * self.cp}")
         if self.vpp > 1 and self.pp == 1:
             raise FieldError("vpp", f"vpp = {self.vpp} needs pp > 1")
         return self

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -13,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from wanka import fileio, yamlio
 from wanka.catalog import accelerator
 from wanka.errors import CatalogError, SpecError
-from wanka.spec import Scenario, parse_scenario
+from wanka.spec import Scenario, SoftwareSpec, parse_scenario
 from wanka.spec.cluster import MAX_ACCELERATORS
 
 __all__ = ["Case", "CaseRecord", "case_scenario", "load_cases", "software_overlap"]
@@ -207,43 +206,10 @@ def load_cases(path: str | Path | None = None) -> tuple[list[Case], list[Case]]:
     return main, sup
 
 
-@lru_cache(maxsize=1)
-def _software_rules() -> list[dict[str, Any]]:
-    text = (resources.files("wanka.validate") / "software.yaml").read_text("utf-8")
-    rules = yamlio.load(text)["rules"]
-    return list(rules)
-
-
-def _release_key(r: str) -> tuple[int, ...]:
-    parts = []
-    for p in str(r).replace("-", ".").split("."):
-        parts.append(int(p) if p.isdigit() else 0)
-    return tuple(parts)
-
-
-def software_overlap(framework: str, release: str) -> dict[str, Any]:
-    """Execution switches a framework release had (software.yaml), with the rule's ``source``."""
-    fw = framework.lower()
-    for rule in _software_rules():
-        if rule["framework"] and rule["framework"] not in fw:
-            continue
-        mx = rule.get("max_release")
-        if mx is not None and _release_key(release) > _release_key(str(mx)):
-            continue
-        return {
-            "tp_comm_overlap": bool(rule["tp_comm_overlap"]),
-            "dp_comm_overlap": bool(rule["dp_comm_overlap"]),
-            "pp_comm_overlap": bool(rule.get("pp_comm_overlap", True)),
-            "pp_scatter_gather": bool(rule.get("pp_scatter_gather", True)),
-            "flash_attention": bool(rule.get("flash_attention", True)),
-            "attention_kernel": str(rule.get("attention_kernel", "native")),
-            "ep_comm_overlap": bool(rule.get("ep_comm_overlap", False)),
-            "cuda_graphs": bool(rule.get("cuda_graphs", False)),
-            "ep_dispatch": str(rule.get("ep_dispatch", "alltoall")),
-            "pp_schedule": str(rule.get("pp_schedule", "1f1b")),
-            "source": str(rule["source"]),
-        }
-    raise AssertionError("software.yaml ends with a catch-all rule")
+def software_overlap(framework: str, release: str | None) -> dict[str, Any]:
+    """Execution switches a framework release had (the catalog's software table), with its ``source``."""
+    sw = SoftwareSpec(framework=framework, release=release or None)
+    return {**sw.switches(), "source": sw.source}
 
 
 def _model_block(m: dict[str, Any], cid: str) -> dict[str, Any]:
@@ -305,8 +271,12 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
         nic = 200.0 if acc.name.startswith("A100") else 400.0
         notes.append(f"NIC bandwidth not published: {nic:.0f} Gb/s per GPU assumed (typical for {acc.name})")
     sw = rec.software or CaseSoftware()
-    feats = software_overlap(str(sw.framework), str(sw.release))
-    why = feats.pop("source")
+    try:
+        software = SoftwareSpec(
+            framework=str(sw.framework or ""), release=str(sw.release) if sw.release != "" else None
+        )
+    except ValueError as e:
+        raise SpecError(str(e).splitlines()[-2].strip(), field="software.release", source=case.id) from None
     recipe = rec.precision_recipe
     data = {
         "name": case.id,
@@ -336,10 +306,10 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             "sp": par.sequence_parallel if par.sequence_parallel is not None else par.tp > 1,
             "zero": par.zero or 0,
             "recompute": par.recompute or "none",
-            **feats,
         },
-        "assumptions": [*notes, f"overlap from software: {why}"],
+        "software": software,
+        "assumptions": [*notes, f"overlap from software: {software.source}"],
     }
     sc = parse_scenario(data, source=case.id)
-    unknown = {"vpp": par.vpp is None, "micro_batch": batch.micro_batch is None}
+    unknown = {"vpp": par.vpp is None, "micro_batch": batch.micro_batch is None, "recompute": par.recompute is None}
     return sc, unknown

@@ -1,8 +1,12 @@
 """`wanka validate`: predict every published case and compare with its measured throughput.
 
-Unknowns a source did not print (``vpp: null``, ``micro_batch: null``) are filled the way a tuned
-run would fill them: the value with the best predicted throughput among those that fit in memory
-(as the search would choose; predictions describe well-tuned software of the run's release).
+Settings a source did not print (``vpp``, ``micro_batch``, ``recompute`` left null) are not known, so
+the prediction is a **band**: the lowest and highest predicted throughput over every layout with
+those settings filled in that is valid and fits in HBM (the memory limit is never relaxed). The
+**point estimate** is the top of the band, the fastest layout that fits, as a tuned run would be
+set up (and as ``wanka search`` would choose); predictions describe well-tuned software of the run's
+release. A case with no layout that fits is reported as such and not predicted. The report gives
+how often the published figure lies inside the band (``band_coverage``).
 """
 
 from __future__ import annotations
@@ -13,15 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from wanka.calibration import default_calibration
 from wanka.engine import BatchResult, Strategies, evaluate_batch, make_context
 from wanka.engine.strategies import software_columns
 from wanka.errors import WankaError
 from wanka.validate.cases import Case, case_scenario, load_cases
 
-__all__ = ["CaseResult", "ValidationReport", "predict_case", "run_validation"]
+__all__ = ["Band", "CaseResult", "ValidationReport", "choose", "predict_case", "run_validation"]
 
 _MB_CHOICES = (1, 2, 4, 8, 16)
+_RECOMPUTE_CHOICES = ("none", "selective", "full")
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,16 @@ class CaseResult:
     error: str | None = None
     strategy: dict[str, Any] = field(default_factory=dict)
     superseded: bool = False
+    band: tuple[float, float] | None = None  # min..max over the layouts that fit (steady state)
+    layouts: int = 0  # layouts that fit (1 when every setting was published)
+    unknown: tuple[str, ...] = ()  # settings the source did not publish
+
+    @property
+    def in_band(self) -> bool | None:
+        """Whether the published figure lies inside the band (None without a band)."""
+        if self.band is None or self.truth != self.truth:
+            return None
+        return self.band[0] <= self.truth <= self.band[1]
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -43,6 +57,11 @@ class CaseResult:
             "truth": self.truth,
             "rel_error": self.rel_error,
         }
+        if self.band is not None:
+            d["band"] = list(self.band)
+            d["in_band"] = self.in_band
+            d["layouts"] = self.layouts
+            d["unknown"] = list(self.unknown)
         if self.error:
             d["error"] = self.error
         if self.strategy:
@@ -77,6 +96,12 @@ class ValidationReport:
     def superseded_mape(self) -> float | None:
         return self._mape(self.superseded, "steady_state")
 
+    def band_coverage(self) -> tuple[int, int]:
+        """(cases whose published figure lies inside the band, steady-state cases with a band wider than
+        one layout): how often the truth is among what the unpublished settings allow."""
+        rows = [c for c in self.cases if c.kind == "steady_state" and c.band is not None and c.unknown]
+        return sum(1 for c in rows if c.in_band), len(rows)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "cases": [c.to_dict() for c in self.cases],
@@ -89,49 +114,68 @@ class ValidationReport:
                 1 for c in self.cases if c.kind == "steady_state" and c.predicted is not None
             ),
             "steady_state_total": sum(1 for c in self.cases if c.kind == "steady_state"),
+            "band_coverage": dict(zip(("inside", "cases"), self.band_coverage(), strict=True)),
         }
 
 
 def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
+    """Every completion of the case's layout over the settings its source did not publish."""
     par = sc.parallel
     L = sc.model.n_layers + sc.model.mtp_layers
     vpps = [par.vpp]
-    if unknown["vpp"] and par.pp > 1:
-        vpps = [v for v in range(1, min(L // par.pp, 16) + 1)] or [1]  # uneven stages allowed (feasibility)
+    if unknown.get("vpp") and par.pp > 1:
+        vpps = [v for v in range(1, min(L // par.pp, 16) + 1)] or [1]  # the engine's rules decide which exist
     mbs = [sc.training.micro_batch]
-    if unknown["micro_batch"]:
+    if unknown.get("micro_batch"):
         mbs = list(_MB_CHOICES)
-    rows = [(v, m) for v in vpps for m in mbs]
-    base = {k: getattr(par, k) for k in ("tp", "pp", "dp", "cp", "ep", "zero", "recompute", "sp")}
+    recs = [par.recompute]
+    if unknown.get("recompute"):
+        recs = list(_RECOMPUTE_CHOICES)
+    rows = [(v, m, r) for v in vpps for m in mbs for r in recs]
+    base = {k: getattr(par, k) for k in ("tp", "pp", "dp", "cp", "ep", "zero", "sp")}
     return Strategies.from_columns(
         **base,
         **software_columns(par),
         vpp=[r[0] for r in rows],
         micro_batch=[r[1] for r in rows],
+        recompute=[r[2] for r in rows],
     )
 
 
-def choose(res: BatchResult, hbm_bytes: float) -> tuple[int, float] | None:
-    """The candidate a case is predicted from, or None when none can run.
+@dataclass(frozen=True)
+class Band:
+    """What the engine predicts for a case: the point estimate and the band around it."""
 
-    Unpublished settings (``vpp``, micro-batch) are filled as a tuned run fills them: the fastest
-    candidate that fits in memory. "Fits" allows the memory model its own error
-    (the calibration's ``memory_model_tolerance``): a run that was published did run, and the memory
-    model should not rule out a setting it cannot tell apart from one that fits. A published run
-    whose every candidate breaks a memory or batch-rounding rule is still predicted (it ran); one
-    whose shape breaks a structural rule is not.
+    index: int  # the point estimate's candidate
+    point: float  # fastest layout that fits (tokens/s/GPU)
+    low: float  # slowest layout that fits
+    layouts: int  # layouts that fit
+
+
+def choose(res: BatchResult, hbm_bytes: float | None = None) -> Band | None:
+    """The band over the candidates that are valid and fit in HBM, or None when none does.
+
+    Fitting is the engine's own verdict (``reason == -1``: every structural rule holds and the memory
+    model, with its margins, fits in HBM); nothing that does not fit is ever predicted.
+    ``hbm_bytes`` is accepted for callers that pass it and not used.
     """
-    runnable = (res.reason == -1) | (res.reason == -2)
-    shape_ok = runnable | (res.reason == 5)
-    pool = runnable if runnable.any() else shape_ok
-    if not pool.any():
+    ok = res.reason == -1
+    if not ok.any():
         return None
-    fits = res.memory_bytes <= hbm_bytes * (1.0 + default_calibration().memory_model_tolerance)
-    if (pool & fits).any():
-        pool = pool & fits
-    score = np.where(pool, res.tokens_per_s_per_gpu, -np.inf)
-    i = int(np.argmax(score))
-    return i, float(score[i])
+    tps = np.where(ok, res.tokens_per_s_per_gpu, -np.inf)
+    i = int(np.argmax(tps))
+    return Band(i, float(tps[i]), float(np.min(res.tokens_per_s_per_gpu[ok])), int(ok.sum()))
+
+
+def _why_none(res: BatchResult, hbm_bytes: float) -> str:
+    mem = res.reason == -2
+    if mem.any():
+        need = float(np.min(res.memory_bytes[mem]))
+        return (
+            f"no layout fits: the smallest of {int(mem.sum())} valid layouts needs {need / 2**30:.1f} GiB "
+            f"per GPU of {hbm_bytes / 2**30:.0f} GiB HBM"
+        )
+    return f"infeasible: {res.reason_text(0)}"
 
 
 def _failed(case: Case, truth: float, error: str) -> CaseResult:
@@ -146,10 +190,11 @@ def predict_case(case: Case) -> CaseResult:
         ctx = make_context(sc)
         st = _candidates(sc, unknown)
         res = evaluate_batch(ctx, st, 1.0)
-        chosen = choose(res, ctx.hbm_bytes)
-        if chosen is None:
-            return _failed(case, truth, f"infeasible: {res.reason_text(0)}")
-        i, pred = chosen
+        band = choose(res)
+        if band is None:
+            return _failed(case, truth, _why_none(res, ctx.hbm_bytes))
+        i, pred = band.index, band.point
+        open_ = tuple(k for k, v in unknown.items() if v)
     except WankaError as e:
         return _failed(case, truth, str(e))
     if case.kind == "campaign":
@@ -162,10 +207,22 @@ def predict_case(case: Case) -> CaseResult:
             pred = campaign_throughput(sc, step, tokens_step, seed=0)
         except WankaError as e:
             return _failed(case, truth, str(e))
+        return CaseResult(
+            case.id, case.kind, pred, truth, pred / truth - 1.0, strategy=st.row(i), superseded=case.superseded
+        )
     elif case.kind != "steady_state":
         return _failed(case, truth, f"unknown kind {case.kind!r}")
     return CaseResult(
-        case.id, case.kind, pred, truth, pred / truth - 1.0, strategy=st.row(i), superseded=case.superseded
+        case.id,
+        case.kind,
+        pred,
+        truth,
+        pred / truth - 1.0,
+        strategy=st.row(i),
+        superseded=case.superseded,
+        band=(band.low, band.point),
+        layouts=band.layouts,
+        unknown=open_,
     )
 
 

@@ -310,6 +310,24 @@ def activation_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     return attn + ffn
 
 
+def gemm_input_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
+    """Elements of :func:`activation_elems_per_token` that are saved only as the input of a GEMM.
+
+    With FP8 GEMMs the framework keeps these in FP8 (one byte) for the weight-gradient GEMM instead of
+    bf16: Transformer Engine's ``Linear``/``LayerNormLinear`` save the quantized input, and DeepSeek-V3
+    (Sec. 3.3.3) caches the inputs of its Linear layers in FP8. They are the two norm outputs (inputs of
+    the QKV and FC1 GEMMs), the attention output (input of the output projection), the FFN activation
+    output (input of FC2) and, for MoE, the permuted tokens (input of the expert FC1).
+    """
+    h = float(model.hidden)
+    _, dv = _qk_v_dims(model)
+    attn_out = float(model.n_heads * dv) if model.layer_pattern is None else 0.0
+    if kind == "dense" or model.moe is None:
+        return 2.0 * h + attn_out + float(model.ffn_hidden)
+    m = model.moe
+    return 2.0 * h + attn_out + m.top_k * h + float(m.expert_ffn_hidden * (m.top_k + m.n_shared_experts))
+
+
 def selective_recompute_elems_per_token(model: ModelSpec, kind: LayerKind) -> tuple[float, float]:
     """What fine-grained ("selective") recompute drops and re-reads per token of one layer.
 

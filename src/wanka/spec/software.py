@@ -1,0 +1,72 @@
+"""The software a training job runs: a framework release, whose switches come from the catalog.
+
+A scenario's ``software:`` block names the framework and release; what that release does (TP / DP /
+pipeline communication overlap, p2p style, attention kernel, MoE dispatch, CUDA graphs, pipeline
+schedule) is a fact of the framework, read from ``wanka/catalog/data/software.yaml``. A switch given
+here overrides the table::
+
+    software:
+      framework: Megatron-LM
+      release: "2021"
+      flash_attention: true      # this run patched in FlashAttention
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from wanka.catalog.software import SWITCHES, release_version, software_switches
+from wanka.spec.base import Spec
+
+__all__ = ["SoftwareSpec"]
+
+
+class SoftwareSpec(Spec):
+    """A framework release and, optionally, switches that override what the catalog says it does."""
+
+    framework: str = Field("", max_length=200, description="e.g. 'Megatron-Core', 'NeMo', 'torchtitan'; '' = current")
+    release: str | None = Field(None, max_length=50, description="'2022', '25.11', '0.8'; None = the newest")
+    tp_comm_overlap: bool | None = None
+    dp_comm_overlap: bool | None = None
+    pp_comm_overlap: bool | None = None
+    pp_scatter_gather: bool | None = None
+    flash_attention: bool | None = None
+    attention_kernel: Literal["native", "fa2"] | None = None
+    ep_comm_overlap: bool | None = None
+    cuda_graphs: bool | None = None
+    ep_dispatch: Literal["alltoall", "deepep"] | None = None
+    pp_schedule: Literal["1f1b", "dualpipe"] | None = None
+
+    @field_validator("release", mode="before")
+    @classmethod
+    def _quoted(cls, r: Any) -> Any:
+        if isinstance(r, int | float) and not isinstance(r, bool):
+            raise ValueError(
+                f"got the number {r!r}: give the release as a quoted string (YAML reads 25.10 as 25.1), e.g. '25.10'"
+            )
+        return r
+
+    @field_validator("release")
+    @classmethod
+    def _release(cls, r: str | None) -> str | None:
+        if r is not None and r.strip():
+            try:
+                release_version(r)
+            except Exception as e:  # SpecError -> a pydantic error naming the field
+                raise ValueError(str(e).split(": ", 1)[-1]) from None
+        return r
+
+    def overrides(self) -> dict[str, Any]:
+        """The switches given explicitly here."""
+        return {k: getattr(self, k) for k in SWITCHES if getattr(self, k) is not None}
+
+    def switches(self) -> dict[str, Any]:
+        """Every switch: the catalog's for this framework release, then the explicit overrides."""
+        return {**software_switches(self.framework, self.release).switches, **self.overrides()}
+
+    @property
+    def source(self) -> str:
+        """Where the catalog's switches for this release come from."""
+        return software_switches(self.framework, self.release).source

@@ -1,0 +1,80 @@
+"""The calibration fit and its cross-validation (smoke tests on a few cases; the real runs are
+`python -m benchmarks.fit_calibration [--cv]`, never part of the suite)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("scipy")
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import fit_calibration as fc  # noqa: E402
+
+from wanka.calibration import calibration_info, default_calibration, load_calibration  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def few() -> list[fc.Case]:
+    cases, _ = fc.prepare()
+    return cases[::6]  # a spread of families, small enough for a smoke test
+
+
+def test_fitted_constants_are_the_files_fit_entries_with_bounds() -> None:
+    info = calibration_info()
+    assert fc.FITTED and all(info[n].provenance == "fit" and info[n].bounds == b for n, b in fc.FITTED.items())
+
+
+def test_neutral_start_is_mid_range_and_not_the_shipped_values() -> None:
+    start = fc.neutral()
+    shipped = default_calibration()
+    assert np.allclose(fc.to_unit(start), 0.5)
+    assert any(getattr(start, n) != getattr(shipped, n) for n in fc.FITTED)
+    lo, hi = fc.FITTED["layer_overhead_s"]
+    assert start.layer_overhead_s == pytest.approx((lo * hi) ** 0.5)  # log-middle for a scale constant
+
+
+def test_unit_box_round_trip() -> None:
+    cal = default_calibration()
+    back = fc.from_unit(fc.to_unit(cal), cal)
+    for n in fc.FITTED:
+        assert getattr(back, n) == pytest.approx(getattr(cal, n), rel=1e-9)
+
+
+def test_cross_validation_refits_every_fold_from_neutral_values(few: list[fc.Case]) -> None:
+    cv = fc.cross_validate(few, folds=2, max_nfev=2, verbose=False)
+    starts = cv.pop("_starts")
+    assert len(starts) == 2
+    shipped = default_calibration()
+    for s in starts:
+        assert s == fc.neutral()  # every fold starts from the neutral values ...
+        assert s != shipped  # ... never from the shipped (all-data) fit
+    assert cv["cases"] == len(few) and np.isfinite(cv["mape"]) and cv["max"] >= cv["median"]
+    assert set(cv["errors"]) == {c.id for c in few}
+
+
+def test_fit_moves_from_its_start_and_improves_it(few: list[fc.Case]) -> None:
+    start = fc.neutral()
+    f = fc.fit(few, start, max_nfev=3)
+    assert f.cal != start
+    e0, e1 = np.abs(fc.errors(few, start)), np.abs(fc.errors(few, f.cal))
+    assert e1.mean() < e0.mean()
+    assert all(n in fc.FITTED for n in f.at_bound)
+
+
+def test_write_back_keeps_provenance_and_sources(tmp_path: Path) -> None:
+    shipped = ROOT / "src/wanka/data/calibration.yaml"
+    p = tmp_path / "cal.yaml"
+    p.write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    cal = fc.from_unit(np.full(len(fc.FITTED), 0.25), default_calibration())
+    fc.write_calibration(cal, p)
+    back = load_calibration(p)
+    for n in fc.FITTED:
+        assert getattr(back, n) == pytest.approx(getattr(cal, n), rel=1e-3)
+    assert replace(back, **{n: getattr(default_calibration(), n) for n in fc.FITTED}) == default_calibration()
+    assert p.read_text(encoding="utf-8").count("source:") == shipped.read_text(encoding="utf-8").count("source:")
