@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from wanka.errors import SpecError
 from wanka.planner.search import OBJECTIVES
 from wanka.spec import Scenario, load_scenario, parse_scenario
-from wanka.spec.io import deep_merge, read_yaml, spec_class
+from wanka.spec.io import deep_merge, nest_dotted, read_yaml, spec_class
 
 __all__ = ["MODES", "SweepJob", "SweepSpec", "load_sweep", "parse_sweep", "point_key", "point_scenario"]
 
@@ -132,26 +132,11 @@ def check_path(path: str, field: str) -> None:
         cls = _spec_class(fields[part].annotation)
 
 
-def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for path, value in flat.items():
-        node = out
-        parts = path.split(".")
-        for p in parts[:-1]:
-            nxt = node.get(p)
-            if not isinstance(nxt, dict):
-                nxt = {}
-                node[p] = nxt
-            node = nxt
-        node[parts[-1]] = value
-    return out
-
-
 def point_scenario(job: SweepJob, overrides: Mapping[str, Any]) -> tuple[Scenario, dict[str, Any] | None]:
     """The point's scenario (no strategy) and the strategy mapping it would inherit (or None)."""
     flat = dict(job.fixed)
     flat.update(overrides)
-    data = deep_merge(job.base, _nest(flat))
+    data = deep_merge(job.base, nest_dotted(flat))
     parallel = data.pop("parallel", None)
     if "job_gpus" not in flat:
         resized = any(p in _SIZE_PATHS for p in flat)

@@ -23,6 +23,7 @@ from wanka.engine import BREAKDOWN_KEYS, StepResult
 from wanka.errors import InfeasibleError, SpecError, WankaError
 from wanka.report.scaling import ScalingResult, scaling_efficiency
 from wanka.service import Assessment, Assumption, StrategyChoice, assess, choose_strategy
+from wanka.service.assess import dedupe_assumptions
 from wanka.spec import Scenario, load_model, parse_scenario
 from wanka.workload import parameter_count
 
@@ -176,16 +177,6 @@ def _job_training(model: Any, tokens: float | None, batch_tokens: float) -> dict
 
 
 # ---------------------------------------------------------------- sections
-def _dedupe(items: list[Assumption]) -> tuple[Assumption, ...]:
-    seen: set[str] = set()
-    out = []
-    for a in items:
-        if a.text not in seen:
-            seen.add(a.text)
-            out.append(a)
-    return tuple(out)
-
-
 def _scale(s: Scenario) -> tuple[dict[str, Any], dict[str, float], list[Assumption]]:
     from wanka.infra import inventory
 
@@ -450,7 +441,7 @@ def cluster_report(
         facility=fac,
         series=series,
         same_job=same,
-        assumptions=_dedupe(notes),
+        assumptions=dedupe_assumptions(notes),
         sources=tuple(s.sources),
         errors=errors,
         spec=s.model_dump(mode="json"),

@@ -332,7 +332,7 @@ def assess(
         checkpoint=ck,
         data_read=demand,
         network=bom,
-        assumptions=_dedupe(notes),
+        assumptions=dedupe_assumptions(notes),
         errors=errors,
         layers=layers,
         checkpoint_modes=modes,
@@ -340,7 +340,8 @@ def assess(
     )
 
 
-def _dedupe(items: list[Assumption]) -> tuple[Assumption, ...]:
+def dedupe_assumptions(items: list[Assumption]) -> tuple[Assumption, ...]:
+    """The assumptions in order, each text once."""
     seen: set[str] = set()
     out = []
     for a in items:

@@ -10,6 +10,7 @@ from wanka.spec.io import (
     load_cluster,
     load_model,
     load_scenario,
+    nest_dotted,
     parse_model,
     parse_scenario,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "load_cluster",
     "load_model",
     "load_scenario",
+    "nest_dotted",
     "parse_model",
     "parse_scenario",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "load_cluster",
     "load_model",
     "load_scenario",
+    "nest_dotted",
     "parse_model",
     "parse_scenario",
     "read_yaml",
@@ -100,6 +101,22 @@ def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, An
             out[k] = deep_merge(out[k], v)
         else:
             out[k] = v
+    return out
+
+
+def nest_dotted(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"a.b": 1, "a.c": 2}`` -> ``{"a": {"b": 1, "c": 2}}`` (a later path replaces a value in its way)."""
+    out: dict[str, Any] = {}
+    for path, value in flat.items():
+        node = out
+        parts = path.split(".")
+        for p in parts[:-1]:
+            nxt = node.get(p)
+            if not isinstance(nxt, dict):
+                nxt = {}
+                node[p] = nxt
+            node = nxt
+        node[parts[-1]] = value
     return out
 
 

@@ -91,26 +91,21 @@ async def plan(body: ScenarioIn) -> Response:
     return Response(data, media_type="application/json")
 
 
+async def _campaign(body: RunIn, layers: tuple[str, ...]) -> dict[str, Any]:
+    """The service's assessment of ``layers`` with the request's Monte Carlo seed and replicas, off the loop."""
+    return await offload(
+        lambda: assess(_scenario(body), layers, preset=body.preset, seed=body.seed, replicas=body.replicas).to_dict()
+    )
+
+
 @router.post("/reliability", summary="Failures, MTBF, checkpoints, ETTR and wall clock (engine → ops)")
 async def reliability(body: RunIn) -> dict[str, Any]:
-    def run() -> dict[str, Any]:
-        a = assess(
-            _scenario(body), ("engine", "ops", "storage"), preset=body.preset, seed=body.seed, replicas=body.replicas
-        )
-        return a.to_dict()
-
-    return await offload(run)
+    return await _campaign(body, ("engine", "ops", "storage"))
 
 
 @router.post("/facility", summary="Power, racks, PUE, energy, cost, CO2 (engine → ops → facility)")
 async def facility(body: RunIn) -> dict[str, Any]:
-    def run() -> dict[str, Any]:
-        a = assess(
-            _scenario(body), ("engine", "ops", "facility"), preset=body.preset, seed=body.seed, replicas=body.replicas
-        )
-        return a.to_dict()
-
-    return await offload(run)
+    return await _campaign(body, ("engine", "ops", "facility"))
 
 
 @router.post("/storage", summary="Checkpoint size and save/stall/load per mode, data-read demand vs supply")

@@ -13,7 +13,15 @@ from functools import lru_cache
 from typing import Any
 
 from wanka.errors import SpecError
-from wanka.spec import Scenario, deep_merge, list_model_presets, list_presets, load_scenario, parse_scenario
+from wanka.spec import (
+    Scenario,
+    deep_merge,
+    list_model_presets,
+    list_presets,
+    load_scenario,
+    nest_dotted,
+    parse_scenario,
+)
 
 __all__ = [
     "KNOBS",
@@ -65,20 +73,10 @@ def _preset(name: str) -> Scenario:
 
 
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for path, value in flat.items():
+    for path in flat:
         if not isinstance(path, str) or not path or len(path) > 120:
             raise SpecError(f"= {str(path)[:80]!r}: must be a dotted field name", field="set")
-        node = out
-        parts = path.split(".")
-        for p in parts[:-1]:
-            nxt = node.get(p)
-            if not isinstance(nxt, dict):
-                nxt = {}
-                node[p] = nxt
-            node = nxt
-        node[parts[-1]] = value
-    return out
+    return nest_dotted(flat)
 
 
 def resolve_scenario(ref: Any, overrides: Mapping[str, Any] | None = None, field: str = "scenario") -> Scenario:
