@@ -47,13 +47,14 @@ class Calibration:
     gemm_eff_max: float
     gemm_half_dim: float
     attn_efficiency: float
+    attn_half_len_tokens: float
     elementwise_efficiency: float
     fp8_gemm_ratio: float
     fp8_cast_bytes_per_element: float
     grouped_gemm_penalty: float
     moe_routing_imbalance: float
     # overlap
-    tp_overlap_hidden: float
+    tp_overlap_efficiency: float
     dp_exposed_floor: float
     pp_p2p_exposed: float
     comm_sm_share: float

@@ -124,8 +124,19 @@ def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[
 _UP_PROJECTIONS = frozenset({"q_up", "kv_up"})
 
 
+# the GEMMs of a layer's MLP block (dense or MoE); the others belong to its mixer (attention, SSM)
+_MLP_GEMMS = frozenset({"fc1", "fc2", "router", "expert_fc1", "expert_fc2", "shared_fc1", "shared_fc2"})
+
+
 def _gemms_fwd_time(
-    ctx: Context, gemms: tuple[Gemm, ...], tokens: Arr, tp: Arr, ep: Arr, etp: Arr, imbalance: Arr | float
+    ctx: Context,
+    gemms: tuple[Gemm, ...],
+    tokens: Arr,
+    tp: Arr,
+    ep: Arr,
+    etp: Arr,
+    imbalance: Arr | float,
+    windows: dict[str, Arr] | None = None,
 ) -> tuple[Arr, Arr, Arr, Arr]:
     """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens, and of
     those among them that fine-grained recompute runs again (MLA up-projections).
@@ -174,6 +185,11 @@ def _gemms_fwd_time(
             t_g = t_g + _hbm_time(ctx, cast)
         t_total = t_total + t_g
         f_total = f_total + flops
+        if windows is not None and not g.expert and g.split is not None:
+            # tensor-parallel GEMMs: a column-parallel one follows its block's all-gather, a
+            # row-parallel one precedes its reduce-scatter (the windows TP-comm overlap hides them in)
+            key = ("mlp_" if g.name in _MLP_GEMMS else "mix_") + ("col" if g.split == "n" else "row")
+            windows[key] = windows[key] + t_g
         if g.name in _UP_PROJECTIONS:
             t_up = t_up + t_g
             f_up = f_up + flops
@@ -205,7 +221,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     gemms = ctx.moe_gemms if moe else ctx.dense_gemms
     cfg = ctx.model.moe
     imb = routing_imbalance(ctx, tokens, ep) if moe else 1.0
-    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb)
+    windows = {k: np.zeros_like(tokens) for k in ("mix_col", "mix_row", "mlp_col", "mlp_row")}
+    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
     # full s x s scores as batched GEMMs and makes ~6 passes over them in HBM (scores, scale-mask-
@@ -214,7 +231,11 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     full_flops = ctx.attn_flops_per_token * tokens / tp
     s = float(ctx.seq_len)
     attn_frac = np.where(st.fa2, ctx.acc.attention_fraction_fa2, ctx.acc.attention_fraction)
-    t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * ctx.cal.attn_efficiency)
+    # one kernel call sees the sequence's s keys, or s/cp per ring step of context parallelism; short
+    # key blocks run below the long-sequence ceiling (FlashAttention-3 sweep over sequence length)
+    key_len = s / st.cp.astype(float)
+    len_eff = key_len / (key_len + ctx.cal.attn_half_len_tokens)
+    t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * ctx.cal.attn_efficiency * len_eff)
     d = float(ctx.model.kv_channels)
     t_unfused = full_flops / (ctx.bf16_peak * _gemm_eff(ctx, s + 0.0 * tokens, s + 0.0 * tokens, d + 0.0 * tokens))
     t_unfused = t_unfused + _hbm_time(ctx, 6.0 * heads * tokens * s * ctx.act_bytes)
@@ -241,6 +262,7 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
         "flops": f_gemm + attn_flops,
         "sel": t_sel,
         "sel_flops": f_sel,
+        **windows,
     }
 
 
@@ -405,6 +427,9 @@ def shape(ctx: Context, st: Strategies) -> Shape:
 
 
 # ---------------------------------------------------------------- compute
+_STAGE_KEYS = ("gemm", "attn", "elem", "flops", "sel", "sel_flops")
+
+
 def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     """Forward, backward and recompute of the busiest pipeline stage per micro-batch, and its slowest chunk."""
     tp, pp, v, tokens = sh.tp, sh.pp, sh.v, sh.tokens
@@ -418,7 +443,7 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     t_head = t_logit + _hbm_time(ctx, 3.0 * tokens * n_v * 4.0)  # fp32 softmax + CE
 
     def stage(nd: Arr, nm: Arr, head: Arr) -> dict[str, Arr]:
-        out = {key: nd * dense[key] + nm * moe[key] for key in ("gemm", "attn", "elem", "flops", "sel", "sel_flops")}
+        out = {key: nd * dense[key] + nm * moe[key] for key in _STAGE_KEYS}
         out["head"] = head
         return out
 
@@ -483,12 +508,36 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute
     total = np.where(tp > 1, per_layer * cm.layers_s * passes, 0.0)
-    hidden = np.where(st.tp_overlap, ctx.cal.tp_overlap_hidden, 0.0)
+    # TP-comm overlap (Transformer Engine userbuffers, sequence parallel only; Wang et al. 2023,
+    # "Overlap communication with dependent computation via decomposition"): each all-gather is split
+    # into tp chunks that stream into the column-parallel GEMM after it, each reduce-scatter out of
+    # the row-parallel GEMM before it. One chunk (1/tp of the collective) cannot overlap, a
+    # collective longer than its GEMM shows the excess, and of the rest a share eta hides (the
+    # chunked GEMMs and the copies contend for SMs and HBM); the backward pairs each with twice the
+    # GEMM work (data and weight gradients)
+    ag_t, rs_t = np.asarray(ag), np.asarray(rs)
+
+    eta = ctx.cal.tp_overlap_efficiency
+
+    def _exposed(w: dict[str, Arr], g_mult: float) -> Arr:
+        # per collective c beside GEMM time g: c - eta * min(c (1 - 1/tp), g)
+        out = np.zeros_like(tp)
+        for blk in ("mix", "mlp"):
+            for c, g in ((ag_t, w[f"{blk}_col"]), (rs_t, w[f"{blk}_row"])):
+                out = out + c - eta * np.minimum(c * (1.0 - 1.0 / tp), g_mult * g)
+        return out
+
+    def _overlapped(w: dict[str, Arr]) -> Arr:
+        rec_pass = np.where(st.recompute == 2, _exposed(w, 1.0), 0.0)
+        return _exposed(w, 1.0) + _exposed(w, 2.0) + rec_pass
+
+    over = cm.nd_s * _overlapped(cm.dense) + cm.nm_s * (_overlapped(cm.moe) if sh.has_moe else 0.0)
+    exposed = np.where(st.tp_overlap & st.sp & (tp > 1), np.minimum(over, total), total)
     nbytes = np.where(tp > 1, 4.0 * act * (tp - 1) / tp * cm.layers_s * passes, 0.0)
     calls = np.where(tp > 1, sh.m_mb * cm.layers_s * passes, 0.0)
     sp2 = calls * np.where(st.sp, 2.0, 0.0)
     return Comm(
-        exposed=total * (1.0 - hidden),
+        exposed=exposed,
         nbytes=nbytes,
         charges=(
             (sp2, "all_gather", act, group),
