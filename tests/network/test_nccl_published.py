@@ -4,7 +4,7 @@
 """
 
 import pytest
-from benchmarks.check_nccl_tests import load_rows, mape, predict
+from benchmarks.check_nccl_tests import Row, load_rows, mape, predict, series
 
 
 @pytest.fixture(scope="module")
@@ -62,3 +62,36 @@ def test_single_domain_rows_within_5_percent(rows) -> None:  # type: ignore[no-u
 def test_held_out_rows_mape_at_most_10_percent(rows) -> None:  # type: ignore[no-untyped-def]
     held = [r for r in rows if r.role == "check"]
     assert len(held) >= 20 and mape(held) <= 0.10, [(r.id, round(r.error, 3)) for r in held]
+
+
+def test_rows_missed_by_more_than_25_percent_say_what_their_source_leaves_open(rows) -> None:  # type: ignore[no-untyped-def]
+    # a miss beyond the issue's 25% bound is either modelled or explained in the row's note (what the
+    # source does not publish); a silent one fails here
+    for r in rows:
+        if abs(r.error) > 0.25:
+            assert len(r.note) > 200 and "publish" in r.note, (r.id, r.error)
+
+
+def test_series_fit_recovers_latency_and_bandwidth() -> None:
+    # time = 2 ms + bytes / (200 GB/s algbw), all_reduce on 16 ranks: busbw = 2 x 15/16 x algbw
+    f = 2 * 15 / 16
+    made = []
+    for i, s in enumerate((2.0**29, 2.0**31, 2.0**34)):
+        t = 2e-3 + s / 200e9
+        busbw = s / t * f / 1e9
+        made.append(Row(f"x{i}", "check", False, busbw, busbw * 1.1, "ring", "Simple", s, f, ("same",)))
+    (sr,) = series(made)
+    assert sr.published_latency_ms == pytest.approx(2.0, rel=1e-6)
+    assert sr.published_busbw == pytest.approx(200 * f, rel=1e-6)
+    assert sr.model_busbw == pytest.approx(1.1 * 200 * f, rel=0.1)
+
+
+def test_published_series_latency_within_20_percent(rows) -> None:  # type: ignore[no-untyped-def]
+    # every setup published at several sizes (one NVL72 rack, 2 and 20 racks): the fitted latency is
+    # reproduced; the bandwidth too on 1 and 2 racks (20 racks: see the yaml note of gb200-20rack-16g)
+    fitted = series(rows)
+    assert len(fitted) >= 3
+    for sr in fitted:
+        assert abs(sr.model_latency_ms / sr.published_latency_ms - 1) <= 0.20, sr
+        if not sr.ids[0].startswith("gb200-20rack"):
+            assert abs(sr.model_busbw / sr.published_busbw - 1) <= 0.05, sr
