@@ -35,3 +35,15 @@ def test_new_parts_name_their_assumptions_and_nodes(name: str) -> None:
     assert node.accelerator == acc.name
     entry = next(e for e in catalog().accelerators if e.name == acc.name)
     assert entry.assumptions, name
+
+
+@pytest.mark.parametrize(
+    ("name", "mamf_tflops"),
+    # Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS comparison table' (v2 rows, BF16)
+    [("MI300X", 668.4), ("MI325X", 784.9), ("MI355X", 1565.0)],
+)
+def test_amd_matmul_fraction_is_the_measured_mamf_over_the_datasheet_peak(name: str, mamf_tflops: float) -> None:
+    """Consistency check of the catalog against the measurement it was taken from."""
+    acc = accelerator(name)
+    assert acc.matmul_fraction == pytest.approx(mamf_tflops * 1e12 / acc.peak("bf16"), abs=0.002)
+    assert not any("matmul_fraction" in a for a in acc.assumptions), name
