@@ -35,3 +35,16 @@ def test_new_parts_name_their_assumptions_and_nodes(name: str) -> None:
     assert node.accelerator == acc.name
     entry = next(e for e in catalog().accelerators if e.name == acc.name)
     assert entry.assumptions, name
+
+
+@pytest.mark.parametrize(
+    ("name", "maf_tflops"),
+    # AMD Max-Achievable FLOPs (ROCm blog 'Measuring Max-Achievable FLOPs - Part 2', Table 1, hipBLASLt) for
+    # MI300X / MI325X; Bekman's mamf-finder v2 row for MI355X (no AMD figure)
+    [("MI300X", 708.0), ("MI325X", 843.0), ("MI355X", 1565.0)],
+)
+def test_amd_matmul_fraction_is_the_measured_maf_over_the_datasheet_peak(name: str, maf_tflops: float) -> None:
+    """Consistency check of the catalog against the measurement it was taken from."""
+    acc = accelerator(name)
+    assert acc.matmul_fraction == pytest.approx(maf_tflops * 1e12 / acc.peak("bf16"), abs=0.002)
+    assert not any("matmul_fraction" in a for a in acc.assumptions), name

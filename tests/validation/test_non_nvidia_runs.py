@@ -47,3 +47,26 @@ def test_every_row_is_predicted_or_reported_as_not_fitting() -> None:
             assert "no layout fits" in c.error, (c.id, c.error)
             continue
         assert c.rel_error is not None and math.isfinite(c.rel_error), c.id
+
+
+def test_vendor_groups_cover_every_predicted_row() -> None:
+    """benchmarks.check_extra_runs reports the non-NVIDIA rows per vendor (MAPE and mean signed error)."""
+    from benchmarks.check_extra_runs import vendor_groups
+
+    rep = run_validation(FILE)
+    g = vendor_groups(rep, FILE)
+    assert {"AMD", "Huawei", "all"} <= set(g)
+    predicted = sum(1 for c in rep.cases if c.rel_error is not None)
+    assert g["all"]["cases"] == predicted == g["AMD"]["cases"] + g["Huawei"]["cases"]
+    for v in g.values():
+        assert math.isfinite(v["mape"]) and abs(v["mean_signed"]) <= v["mape"]
+
+
+def test_script_switches_are_stated_for_every_modellink_row() -> None:
+    """Every ModelLink / MindSpeed-LLM row states its script's TP and DP overlap (they differ by script)."""
+    cases, _ = load_cases(FILE)
+    rows = [c for c in cases if "mindspeed" in c.raw["software"]["framework"].lower()]
+    assert len(rows) >= 30
+    for c in rows:
+        sw = c.raw["software"]
+        assert isinstance(sw.get("tp_comm_overlap"), bool) and isinstance(sw.get("dp_comm_overlap"), bool), c.id

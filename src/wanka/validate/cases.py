@@ -61,6 +61,10 @@ class CaseTruth(_Row):
 class CaseSoftware(_Row):
     framework: str = ""
     release: str | int | float = ""
+    # switches the run's own launch script sets, when they differ by script within one release
+    # (e.g. ModelLink's --use-mc2 / --overlap-grad-reduce); None = what the software table says
+    tp_comm_overlap: bool | None = None
+    dp_comm_overlap: bool | None = None
 
 
 class CaseRecord(_Row):
@@ -273,7 +277,10 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
     sw = rec.software or CaseSoftware()
     try:
         software = SoftwareSpec(
-            framework=str(sw.framework or ""), release=str(sw.release) if sw.release != "" else None
+            framework=str(sw.framework or ""),
+            release=str(sw.release) if sw.release != "" else None,
+            tp_comm_overlap=sw.tp_comm_overlap,
+            dp_comm_overlap=sw.dp_comm_overlap,
         )
     except ValueError as e:
         raise SpecError(str(e).splitlines()[-2].strip(), field="software.release", source=case.id) from None
