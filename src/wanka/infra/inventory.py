@@ -328,7 +328,9 @@ def inventory(cluster: ClusterSpec, facility: FacilitySpec | None = None) -> Inv
         if accelerator(nd.accelerator).name != acc.name:
             notes.append(f"node {nd.name} is built for {nd.accelerator}, the cluster uses {acc.name}")
     d = cluster.scale_up.domain_size
-    if d not in acc.scale_up_domains:
+    fab = scale_up_fabric(cluster.scale_up.fabric) if cluster.scale_up.fabric is not None else None
+    by_fabric = fab is not None and acc.name in fab.accelerators and d == fab.domain_size  # its entry documents it
+    if d not in acc.scale_up_domains and not by_fabric:
         opts = ", ".join(str(x) for x in acc.scale_up_domains)
         notes.append(f"scale_up.domain_size = {d} is not a documented option for {acc.name} ({opts})")
     n = cluster.accelerators

@@ -405,7 +405,7 @@ def _nvls_tree_cap(c: _Ctx) -> FloatArray:
         return np.asarray(np.full(np.shape(c.k), np.inf))
     per_ch = np.where(c.k <= 2, caps[1], caps[2])
     heads = np.minimum(c.a, float(c.m.nvls_max_heads))
-    return np.asarray(heads * per_ch * c.n / (2.0 * (c.n - 1.0)))
+    return np.asarray(heads * per_ch * c.n / (2.0 * np.maximum(c.n - 1.0, 1.0)))  # n = 1: no collective
 
 
 def _nvls_tree(c: _Ctx) -> FloatArray:
