@@ -266,27 +266,34 @@ class SupernodeGain:
         """The comparison in a few sentences (``en`` or ``zh``)."""
         s, b = self.same
         zh = lang == "zh"
+
+        def fall(x: float) -> str:
+            if zh:
+                return f"下降 {x:.0%}" if x >= 0 else f"上升 {-x:.0%}"
+            return f"{x:.0%} less" if x >= 0 else f"{-x:.0%} more"
+
         out = []
         if self.ep_fall is not None:
             out.append(
                 f"{self.model}：同一并行策略下，暴露的 EP All2All 时间 {b.ep_exposed_s:.2f} s（{b.scenario}）→ "
-                f"{s.ep_exposed_s:.2f} s（{s.scenario}），下降 {self.ep_fall:.0%}"
+                f"{s.ep_exposed_s:.2f} s（{s.scenario}），{fall(self.ep_fall)}"
                 if zh
                 else f"{self.model}, one layout: exposed EP all-to-all {b.ep_exposed_s:.2f} s on {b.scenario} → "
-                f"{s.ep_exposed_s:.2f} s on {s.scenario}, {self.ep_fall:.0%} less"
+                f"{s.ep_exposed_s:.2f} s on {s.scenario}, {fall(self.ep_fall)}"
             )
+        head = "" if self.ep_fall is not None else (f"{self.model}：" if zh else f"{self.model}, one layout: ")
         out.append(
-            f"步时 {b.step_time_s:.2f} s → {s.step_time_s:.2f} s（下降 {self.step_fall:.0%}）"
+            f"{head}步时 {b.step_time_s:.2f} s → {s.step_time_s:.2f} s（{fall(self.step_fall)}）"
             if zh
-            else f"step time {b.step_time_s:.2f} s → {s.step_time_s:.2f} s ({self.step_fall:.0%} less)"
+            else f"{head}step time {b.step_time_s:.2f} s → {s.step_time_s:.2f} s ({fall(self.step_fall)})"
         )
         if self.best is not None and self.best_step_fall is not None:
             bs, bb = self.best
             out.append(
-                f"各自最优策略：步时 {bb.step_time_s:.2f} s → {bs.step_time_s:.2f} s（下降 {self.best_step_fall:.0%}）"
+                f"各自最优策略：步时 {bb.step_time_s:.2f} s → {bs.step_time_s:.2f} s（{fall(self.best_step_fall)}）"
                 if zh
                 else f"each at its best layout: step time {bb.step_time_s:.2f} s → {bs.step_time_s:.2f} s "
-                f"({self.best_step_fall:.0%} less)"
+                f"({fall(self.best_step_fall)})"
             )
         return out
 
