@@ -47,6 +47,7 @@ def test_catalog_json_kinds(capsys: pytest.CaptureFixture[str]) -> None:
         "switches",
         "optics",
         "storage",
+        "scale_up_fabrics",
     }
     assert all(row["source"] for rows in d.values() for row in rows)
     d = _json(capsys, ["catalog", "--kind", "switches", "--json"])

@@ -1,4 +1,5 @@
-"""Hardware catalog (基础设施层 facts): accelerators, server nodes, NICs, switches, optics, storage.
+"""Hardware catalog (基础设施层 facts): accelerators, server nodes, NICs, switches, optics, storage,
+scale-up fabrics (supernodes).
 
 Facts live in YAML files under ``data/`` with units in their key names and a ``source`` per entry;
 they are converted to SI base units once, here, at load time. Nothing else in wanka holds a
@@ -9,7 +10,7 @@ hardware number.
 989.4
 """
 
-from wanka.catalog.entries import Accelerator, Nic, Node, Optic, StorageServer, Switch
+from wanka.catalog.entries import Accelerator, Nic, Node, Optic, ScaleUpFabric, StorageServer, Switch
 from wanka.catalog.loader import (
     Catalog,
     accelerator,
@@ -17,6 +18,7 @@ from wanka.catalog.loader import (
     nic,
     node,
     optic,
+    scale_up_fabric,
     storage_server,
     switch,
 )
@@ -27,6 +29,7 @@ __all__ = [
     "Nic",
     "Node",
     "Optic",
+    "ScaleUpFabric",
     "StorageServer",
     "Switch",
     "accelerator",
@@ -34,6 +37,7 @@ __all__ = [
     "nic",
     "node",
     "optic",
+    "scale_up_fabric",
     "storage_server",
     "switch",
 ]

@@ -18,6 +18,8 @@ __all__ = [
     "NodeEntry",
     "Optic",
     "OpticEntry",
+    "ScaleUpFabric",
+    "ScaleUpFabricEntry",
     "StorageServer",
     "StorageServerEntry",
     "Switch",
@@ -329,5 +331,75 @@ class StorageServer:
             e.rack_units,
             e.source,
             e.notes,
+            tuple(e.aliases),
+        )
+
+
+# ---------------------------------------------------------------- scale-up fabrics (supernodes)
+class ScaleUpFabricEntry(_Entry):
+    """A scale-up domain described by its fabric: NVLink switch trays, a UB Clos, an HCCS/xGMI mesh."""
+
+    vendor: str = ""
+    kind: Literal["nvlink", "ub", "hccs", "xgmi", "mtlink"]
+    topology: Literal["switched", "full_mesh"] = Field(
+        description="switched: every GPU reaches every peer at its full bandwidth; full_mesh: one direct "
+        "link per peer, so a GPU's bandwidth divides over its domain_size - 1 peers"
+    )
+    domain_size: PositiveInt = Field(le=100_000)
+    gbytes_per_s_per_direction: float = Field(gt=0, description="per GPU, one direction, 10^9 B/s")
+    first_tier_size: PositiveInt | None = Field(
+        None, description="GPUs joined by the first switch tier (a node or a rack); None = the whole domain"
+    )
+    upper_tier_latency_us: float = Field(
+        0.0, ge=0, le=100, description="latency a hop adds when it crosses the upper switch tier, µs"
+    )
+    upper_tier_bandwidth_fraction: float = Field(
+        1.0, gt=0, le=1, description="per-GPU bandwidth across the upper tier / within the first tier"
+    )
+    in_switch_reduction: bool = Field(False, description="the switches reduce all-reduce data (NVLink SHARP)")
+    accelerators: list[str] = Field(default_factory=list, description="catalog accelerators built with it")
+    assumptions: list[str] = []
+
+
+@dataclass(frozen=True)
+class ScaleUpFabric:
+    name: str
+    vendor: str
+    kind: str
+    topology: str
+    domain_size: int
+    bandwidth: float  # B/s per GPU, one direction
+    first_tier_size: int
+    upper_tier_latency_s: float
+    upper_tier_bandwidth_fraction: float
+    in_switch_reduction: bool
+    accelerators: tuple[str, ...]
+    source: str
+    notes: str = ""
+    assumptions: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+    @classmethod
+    def from_entry(cls, e: ScaleUpFabricEntry) -> ScaleUpFabric:
+        first = e.first_tier_size or e.domain_size
+        if first > e.domain_size or e.domain_size % first:
+            raise ValueError(f"first_tier_size = {first} must divide domain_size = {e.domain_size}")
+        if e.topology == "full_mesh" and first != e.domain_size:
+            raise ValueError("a full_mesh has one tier: first_tier_size must equal domain_size")
+        return cls(
+            e.name,
+            e.vendor,
+            e.kind,
+            e.topology,
+            e.domain_size,
+            e.gbytes_per_s_per_direction * GIGA,
+            first,
+            e.upper_tier_latency_us * 1e-6,
+            e.upper_tier_bandwidth_fraction,
+            e.in_switch_reduction,
+            tuple(e.accelerators),
+            e.source,
+            e.notes,
+            tuple(e.assumptions),
             tuple(e.aliases),
         )

@@ -19,6 +19,8 @@ from wanka.catalog.entries import (
     NodeEntry,
     Optic,
     OpticEntry,
+    ScaleUpFabric,
+    ScaleUpFabricEntry,
     StorageServer,
     StorageServerEntry,
     Switch,
@@ -26,7 +28,18 @@ from wanka.catalog.entries import (
 )
 from wanka.errors import CatalogError
 
-__all__ = ["Catalog", "Table", "accelerator", "catalog", "nic", "node", "optic", "storage_server", "switch"]
+__all__ = [
+    "Catalog",
+    "Table",
+    "accelerator",
+    "catalog",
+    "nic",
+    "node",
+    "optic",
+    "scale_up_fabric",
+    "storage_server",
+    "switch",
+]
 
 R = TypeVar("R")
 
@@ -37,6 +50,7 @@ _FILES: dict[str, tuple[str, type[BaseModel], Any]] = {
     "switches": ("switches.yaml", SwitchEntry, Switch.from_entry),
     "optics": ("optics.yaml", OpticEntry, Optic.from_entry),
     "storage": ("storage.yaml", StorageServerEntry, StorageServer.from_entry),
+    "scale_up_fabrics": ("scale_up.yaml", ScaleUpFabricEntry, ScaleUpFabric.from_entry),
 }
 
 
@@ -85,6 +99,7 @@ class Catalog:
     switches: Table[Switch]
     optics: Table[Optic]
     storage: Table[StorageServer]
+    scale_up_fabrics: Table[ScaleUpFabric]
     raw: dict[str, list[dict[str, Any]]]
 
 
@@ -103,6 +118,8 @@ def _load_file(kind: str) -> tuple[list[Any], list[dict[str, Any]]]:
             raise CatalogError(
                 f"catalog file {fname}: entry {i} ({row.get('name', '?')}): {loc}: {err['msg']}"
             ) from None
+        except ValueError as e:  # a cross-field check of the SI record (from_entry)
+            raise CatalogError(f"catalog file {fname}: entry {i} ({row.get('name', '?')}): {e}") from None
     return out, rows
 
 
@@ -140,3 +157,7 @@ def optic(name: str) -> Optic:
 
 def storage_server(name: str) -> StorageServer:
     return catalog().storage[name]
+
+
+def scale_up_fabric(name: str) -> ScaleUpFabric:
+    return catalog().scale_up_fabrics[name]

@@ -14,7 +14,7 @@ from wanka.errors import CatalogError
 
 __all__: list[str] = []
 
-KINDS = ("accelerators", "nodes", "nics", "switches", "optics", "storage")
+KINDS = ("accelerators", "nodes", "nics", "switches", "optics", "storage", "scale_up_fabrics")
 
 # Columns shown per kind: (header, raw key). Values come straight from the data files (units in keys).
 _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -56,6 +56,14 @@ _COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("write GB/s", "write_gbytes_per_s"),
         ("TB", "capacity_tb"),
         ("W", "power_w"),
+    ),
+    "scale_up_fabrics": (
+        ("kind", "kind"),
+        ("topology", "topology"),
+        ("GPUs", "domain_size"),
+        ("GB/s", "gbytes_per_s_per_direction"),
+        ("tier 1", "first_tier_size"),
+        ("+µs", "upper_tier_latency_us"),
     ),
 }
 

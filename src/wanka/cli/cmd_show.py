@@ -61,6 +61,14 @@ def show_cmd(
         if inv.scale_up_remainder
         else ""
     )
+    su = inv.scale_up
+    fab = ""
+    if su is not None and su.fabric is not None:  # the domain's catalog fabric (topology, tiers)
+        tier = f", tier 1 = {su.first_tier_size}" if su.first_tier_size < su.domain_size else ""
+        tier_zh = f"，一级 {su.first_tier_size} 卡" if su.first_tier_size < su.domain_size else ""
+        fab = tr(
+            f" · {su.fabric} ({su.kind}, {su.topology}{tier})", f" · {su.fabric}（{su.kind}，{su.topology}{tier_zh}）"
+        )
     t.add_row(
         tx("scale-up"),
         tr(
@@ -68,7 +76,8 @@ def show_cmd(
             f"{_bw(inv.scale_up_bandwidth_per_gpu)} per GPU each way",
             f"{inv.scale_up_domains:,} 个 {inv.scale_up_domain_size} 卡互联域{rem}，"
             f"每卡单向 {_bw(inv.scale_up_bandwidth_per_gpu)}",
-        ),
+        )
+        + fab,
     )
     r = inv.racks
     t.add_row(

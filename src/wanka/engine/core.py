@@ -101,7 +101,7 @@ def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[
     s = np.asarray(nbytes, dtype=float)
     cross = n > a
     cal = ctx.cal
-    up_bw = ctx.scale_up_bw * cal.scale_up_efficiency
+    up_bw = np.asarray(group.scale_up_bw, dtype=float) * cal.scale_up_efficiency  # the fabric's share for the group
     contention = np.maximum(1.0, np.asarray(group.scale_out_contention, dtype=float))
     nic_bw = ctx.scale_out_bw * cal.scale_out_efficiency / contention
     if op == "all_to_all":

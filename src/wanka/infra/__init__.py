@@ -11,8 +11,17 @@ from wanka.infra.inventory import (
     FabricSummary,
     Inventory,
     RackLayout,
+    ScaleUpSummary,
     StorageSummary,
     inventory,
 )
 
-__all__ = ["TYPICAL_RACK_POWER_W", "FabricSummary", "Inventory", "RackLayout", "StorageSummary", "inventory"]
+__all__ = [
+    "TYPICAL_RACK_POWER_W",
+    "FabricSummary",
+    "Inventory",
+    "RackLayout",
+    "ScaleUpSummary",
+    "StorageSummary",
+    "inventory",
+]

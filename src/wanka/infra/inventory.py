@@ -13,12 +13,31 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wanka.catalog import Accelerator, Node, accelerator, catalog, nic, node, storage_server, switch
+from wanka.catalog import (
+    Accelerator,
+    Node,
+    ScaleUpFabric,
+    accelerator,
+    catalog,
+    nic,
+    node,
+    scale_up_fabric,
+    storage_server,
+    switch,
+)
 from wanka.errors import CatalogError
 from wanka.spec import ClusterSpec, FacilitySpec
 from wanka.units import GIGA, TERA, gbps_to_bytes_per_s
 
-__all__ = ["TYPICAL_RACK_POWER_W", "FabricSummary", "Inventory", "RackLayout", "StorageSummary", "inventory"]
+__all__ = [
+    "TYPICAL_RACK_POWER_W",
+    "FabricSummary",
+    "Inventory",
+    "RackLayout",
+    "ScaleUpSummary",
+    "StorageSummary",
+    "inventory",
+]
 
 # Rack power budget (W) per cooling type when the scenario gives none. A facility assumption, not a
 # hardware fact; the facility layer owns the refined model.
@@ -69,6 +88,25 @@ class FabricSummary:
 
 
 @dataclass(frozen=True)
+class ScaleUpSummary:
+    """The scale-up domain as a topology: the catalog fabric it names, or the legacy one-number domain."""
+
+    fabric: str | None  # catalog scale-up fabric; None = domain_size GPUs on one switched tier
+    kind: str | None  # nvlink, ub, hccs, xgmi, mtlink (None without a fabric)
+    topology: str  # switched | full_mesh
+    domain_size: int
+    bandwidth_per_gpu: float  # B/s, one direction
+    per_peer_bandwidth: float  # B/s, one direction, to one peer when all peers are busy (full mesh: 1/(D-1))
+    domain_bandwidth: float  # B/s, one direction, all GPUs of one domain together
+    first_tier_size: int  # GPUs under the first switch tier (= domain_size for one tier)
+    upper_tier_latency_s: float  # added per hop once a group crosses the upper tier
+    upper_tier_bandwidth_fraction: float
+    in_switch_reduction: bool
+    source: str | None
+    assumptions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class StorageSummary:
     kind: str
     servers: int
@@ -104,6 +142,7 @@ class Inventory:
     fabric: FabricSummary
     storage: StorageSummary
     notes: list[str] = field(default_factory=list)
+    scale_up: ScaleUpSummary | None = None  # the domain's fabric (always set by inventory())
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -207,6 +246,40 @@ def _fabric(cluster: ClusterSpec, nd: Node | None, notes: list[str]) -> FabricSu
     )
 
 
+def _scale_up(cluster: ClusterSpec, acc: Accelerator, notes: list[str]) -> ScaleUpSummary:
+    su = cluster.scale_up
+    d = su.domain_size
+    fab: ScaleUpFabric | None = scale_up_fabric(su.fabric) if su.fabric is not None else None
+    if su.gbytes_per_s_per_direction is not None:
+        bw = su.gbytes_per_s_per_direction * GIGA
+    else:
+        bw = fab.bandwidth if fab is not None else acc.scale_up_bandwidth
+    if fab is None:
+        return ScaleUpSummary(None, None, "switched", d, bw, bw, bw * d, d, 0.0, 1.0, su.in_switch_reduction, None)
+    if fab.accelerators and acc.name not in fab.accelerators:
+        notes.append(
+            f"scale_up.fabric {fab.name} is built for {', '.join(fab.accelerators)}, the cluster uses {acc.name}"
+        )
+    if d != fab.domain_size:
+        notes.append(f"scale_up.domain_size = {d} overrides fabric {fab.name}'s {fab.domain_size} GPUs")
+    mesh = fab.topology == "full_mesh"
+    return ScaleUpSummary(
+        fabric=fab.name,
+        kind=fab.kind,
+        topology=fab.topology,
+        domain_size=d,
+        bandwidth_per_gpu=bw,
+        per_peer_bandwidth=bw / max(d - 1, 1) if mesh else bw,
+        domain_bandwidth=bw * d,
+        first_tier_size=min(fab.first_tier_size, d),
+        upper_tier_latency_s=fab.upper_tier_latency_s,
+        upper_tier_bandwidth_fraction=fab.upper_tier_bandwidth_fraction,
+        in_switch_reduction=su.in_switch_reduction,
+        source=fab.source,
+        assumptions=fab.assumptions,
+    )
+
+
 def _storage(cluster: ClusterSpec, nd: Node | None) -> StorageSummary:
     s = cluster.storage
     srv = storage_server(s.server) if s.server is not None else None
@@ -255,11 +328,13 @@ def inventory(cluster: ClusterSpec, facility: FacilitySpec | None = None) -> Inv
         if accelerator(nd.accelerator).name != acc.name:
             notes.append(f"node {nd.name} is built for {nd.accelerator}, the cluster uses {acc.name}")
     d = cluster.scale_up.domain_size
-    if d not in acc.scale_up_domains:
+    fab = scale_up_fabric(cluster.scale_up.fabric) if cluster.scale_up.fabric is not None else None
+    by_fabric = fab is not None and acc.name in fab.accelerators and d == fab.domain_size  # its entry documents it
+    if d not in acc.scale_up_domains and not by_fabric:
         opts = ", ".join(str(x) for x in acc.scale_up_domains)
         notes.append(f"scale_up.domain_size = {d} is not a documented option for {acc.name} ({opts})")
     n = cluster.accelerators
-    bw = cluster.scale_up.gbytes_per_s_per_direction
+    su = _scale_up(cluster, acc, notes)
     node_w = _node_power_w(nd, acc, cluster.gpus_per_node)
     try:
         fabric = _fabric(cluster, nd, notes)
@@ -280,7 +355,7 @@ def inventory(cluster: ClusterSpec, facility: FacilitySpec | None = None) -> Inv
         scale_up_domain_size=d,
         scale_up_domains=n // d,
         scale_up_remainder=n % d,
-        scale_up_bandwidth_per_gpu=bw * GIGA if bw is not None else acc.scale_up_bandwidth,
+        scale_up_bandwidth_per_gpu=su.bandwidth_per_gpu,
         racks=_racks(cluster, facility, node_w),
         peak_flops={k: v * n for k, v in acc.peak_flops.items()},
         hbm_bytes=acc.hbm_bytes * n,
@@ -291,4 +366,5 @@ def inventory(cluster: ClusterSpec, facility: FacilitySpec | None = None) -> Inv
         fabric=fabric,
         storage=storage,
         notes=notes,
+        scale_up=su,
     )

@@ -219,14 +219,19 @@ class CommGroup:
     # wanka's calibration for this group's latencies and efficiencies (None = the shipped one); the
     # engine passes its context's
     calibration: Calibration | None = None
+    # per-hop latency the scale-up fabric adds on the group's path (the upper switch tier of a supernode;
+    # wanka.network.groups.scale_up_path); 0 = a single-tier domain, the calibrated hop
+    up_extra_latency_s: Num = 0.0
 
     @property
     def cal(self) -> Calibration:
         return default_calibration() if self.calibration is None else self.calibration
 
     @property
-    def scale_up_latency_s(self) -> float:
-        return self.cal.scale_up_latency_s if self.up_latency_s is None else self.up_latency_s
+    def scale_up_latency_s(self) -> Num:
+        base = self.cal.scale_up_latency_s if self.up_latency_s is None else self.up_latency_s
+        extra = self.up_extra_latency_s
+        return base + extra if np.ndim(extra) else base + float(extra)
 
     @property
     def scale_out_latency_s(self) -> float:
@@ -293,6 +298,7 @@ class _Ctx:
     s: FloatArray
     m: NcclModel
     arch: str | None = None
+    up_extra: Num = 0.0  # per-hop latency the scale-up fabric adds (CommGroup.up_extra_latency_s)
 
 
 def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
@@ -308,7 +314,7 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
         nvls = raw_up * m.nvls_peak * np.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
     else:
         nvls = raw_up * g.nvls_efficiency
-    return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m, g.architecture)
+    return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m, g.architecture, g.up_extra_latency_s)
 
 
 def _channels(c: _Ctx, p: int) -> FloatArray:
@@ -339,7 +345,7 @@ def _ring(op: str, c: _Ctx, p: int) -> FloatArray:
     overhead = m.net_overhead_s * (3.0 if p == 2 else 1.0)
     intra = np.where(crosses, max(m.nvlink["ring"][p], overhead), m.nvlink["ring"][p])
     inter = np.where(c.a <= 1, m.net["tree"][p], m.net["ring"][p])  # ppn = 1: NCCL uses the tree latency
-    lat = m.base["ring"][p] + (nsteps - inter_steps) * intra + inter_steps * inter
+    lat = m.base["ring"][p] + (nsteps - inter_steps) * (intra + c.up_extra) + inter_steps * inter
     return np.asarray(factor * c.s / busbw + lat)
 
 
@@ -399,7 +405,7 @@ def _nvls_tree_cap(c: _Ctx) -> FloatArray:
         return np.asarray(np.full(np.shape(c.k), np.inf))
     per_ch = np.where(c.k <= 2, caps[1], caps[2])
     heads = np.minimum(c.a, float(c.m.nvls_max_heads))
-    return np.asarray(heads * per_ch * c.n / (2.0 * (c.n - 1.0)))
+    return np.asarray(heads * per_ch * c.n / (2.0 * np.maximum(c.n - 1.0, 1.0)))  # n = 1: no collective
 
 
 def _nvls_tree(c: _Ctx) -> FloatArray:

@@ -4,19 +4,67 @@ from __future__ import annotations
 
 import numpy as np
 
-from wanka.catalog import accelerator
+from wanka.catalog import ScaleUpFabric, accelerator, scale_up_fabric
 from wanka.network.collectives import CommGroup, Num
 from wanka.spec.cluster import ClusterSpec
 from wanka.units import GIGA, gbps_to_bytes_per_s
 
-__all__ = ["comm_group", "fabric_contention", "fabric_slowdowns", "scale_out_bw", "scale_up_bw"]
+__all__ = [
+    "comm_group",
+    "fabric_contention",
+    "fabric_slowdowns",
+    "scale_out_bw",
+    "scale_up_bw",
+    "scale_up_fabric_of",
+    "scale_up_path",
+]
+
+
+def scale_up_fabric_of(cluster: ClusterSpec) -> ScaleUpFabric | None:
+    """The catalog fabric the cluster's scale-up domain names (None: the legacy one-number domain)."""
+    return scale_up_fabric(cluster.scale_up.fabric) if cluster.scale_up.fabric is not None else None
 
 
 def scale_up_bw(cluster: ClusterSpec) -> float:
-    """Per-GPU one-direction scale-up bandwidth, B/s (spec override, else catalog)."""
+    """Per-GPU one-direction scale-up bandwidth, B/s (spec override, else the fabric's, else catalog)."""
     if cluster.scale_up.gbytes_per_s_per_direction is not None:
         return cluster.scale_up.gbytes_per_s_per_direction * GIGA
+    fab = scale_up_fabric_of(cluster)
+    if fab is not None:
+        return fab.bandwidth
     return accelerator(cluster.accelerator).scale_up_bandwidth
+
+
+def scale_up_path(cluster: ClusterSpec, per_domain: Num, stride: Num) -> tuple[Num, Num]:
+    """``(share, extra latency s)`` of a group with ``per_domain`` ranks ``stride`` apart in one domain.
+
+    ``share`` is the part of a GPU's scale-up bandwidth the group can use and ``extra`` the latency per
+    hop beyond the calibrated single-tier one, from the cluster's fabric:
+
+    * full mesh of ``D`` GPUs: one link per peer, so ``a`` ranks use ``(a-1)/(D-1)`` of it (collective
+      libraries do not forward through a third GPU);
+    * switched with a first tier of ``F`` GPUs: a group whose ranks span more than ``F`` consecutive
+      GPUs (``(a-1)·stride + 1 > F``) crosses the upper tier, at its bandwidth fraction and latency.
+
+    Without a fabric (or inside one switched tier) the share is 1 and the extra 0: the legacy domain.
+    """
+    a = np.maximum(1.0, np.asarray(per_domain, dtype=float))
+    fab = scale_up_fabric_of(cluster)
+    if fab is None:
+        return 1.0, 0.0
+    d = float(cluster.scale_up.domain_size)
+    if fab.topology == "full_mesh":
+        peers = max(d - 1.0, 1.0)
+        share = np.where(a > 1.0, np.minimum(a - 1.0, peers) / peers, 1.0)
+        return (share if share.ndim else float(share)), 0.0
+    first = float(min(fab.first_tier_size, cluster.scale_up.domain_size))
+    span = (a - 1.0) * np.asarray(stride, dtype=float) + 1.0
+    upper = (span > first) & (a > 1.0)
+    share = np.where(upper, fab.upper_tier_bandwidth_fraction, 1.0)
+    extra = np.where(upper, fab.upper_tier_latency_s, 0.0)
+    if share.ndim:
+        return share, extra
+    return float(share), float(extra)
 
 
 def scale_out_bw(cluster: ClusterSpec) -> float:
@@ -63,7 +111,8 @@ def comm_group(cluster: ClusterSpec, size: Num, stride: Num, contention: float |
 
     With scale-up domains of ``D`` GPUs, ``min(size, max(1, D // stride))`` of the group's ranks share
     each domain (ranks are filled domain by domain). ``contention`` slows the fabric part of a group
-    that leaves its domain (from :func:`fabric_slowdowns`); None = oversubscription only.
+    that leaves its domain (from :func:`fabric_slowdowns`); None = oversubscription only. The
+    scale-up bandwidth and per-hop latency are the fabric's for the group's path (:func:`scale_up_path`).
     """
     d = float(cluster.scale_up.domain_size)
     size_a = np.asarray(size, dtype=float)
@@ -71,10 +120,13 @@ def comm_group(cluster: ClusterSpec, size: Num, stride: Num, contention: float |
     per_domain = np.minimum(size_a, np.maximum(1.0, np.floor(d / stride_a)))
     domains = size_a / per_domain
     sharp = bool(cluster.fabric.sharp)
+    share, extra = scale_up_path(cluster, per_domain, stride_a)
+    up_bw = scale_up_bw(cluster) * np.asarray(share, dtype=float)
     return CommGroup(
         size=size_a if size_a.ndim else float(size_a),
         per_domain=per_domain if per_domain.ndim else float(per_domain),
-        scale_up_bw=scale_up_bw(cluster),
+        scale_up_bw=up_bw if up_bw.ndim else float(up_bw),
+        up_extra_latency_s=extra,
         scale_out_bw=scale_out_bw(cluster),
         scale_out_contention=(
             fabric_contention(cluster, domains)

@@ -509,5 +509,5 @@ def compare(
 def _story(reports: list[ClusterReport], what_ifs: bool = True) -> dict[str, Any]:
     from wanka.report.story import build_story
 
-    big = max(reports, key=lambda c: c.scale["accelerators"])
+    big = max(reversed(reports), key=lambda c: c.scale["accelerators"])  # a tie: the last one given
     return build_story(parse_scenario(big.spec, source=big.name), reports, what_ifs=what_ifs)

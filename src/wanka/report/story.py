@@ -78,7 +78,7 @@ def build_story(subject: Scenario, reports: list[Any], *, what_ifs: bool = True)
     """
     out: dict[str, Any] = {"subject": subject.name}
     small = min(reports, key=lambda c: c.scale["accelerators"])
-    big = max(reports, key=lambda c: c.scale["accelerators"])
+    big = max(reversed(reports), key=lambda c: c.scale["accelerators"])  # a tie: the last one given
     out["from"] = small.name
     out["to"] = big.name
     out["headline"] = {

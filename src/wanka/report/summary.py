@@ -177,7 +177,11 @@ def summary_rows(cmp: Comparison, lang: str) -> list[Row]:
         vals = [x["breakdown_s"][k] for x in e]
         if all(v == 0 for v in vals):
             continue
-        row(k, [f"{v:.2f} s ({v / x['step_time_s']:.0%})" for v, x in zip(vals, e, strict=True)], indent=2)
+        cells = [f"{v:.2f} s ({v / x['step_time_s']:.0%})" for v, x in zip(vals, e, strict=True)]
+        if k.endswith("_comm") and vals[0] > 0:  # exposed communication: the change against the first cluster
+            vs = f"较 {cs[0].name}" if lang == "zh" else f"vs {cs[0].name}"
+            cells[1:] = [f"{c} {v / vals[0] - 1.0:+.0%} {vs}" for c, v in zip(cells[1:], vals[1:], strict=True)]
+        row(k, cells, indent=2)
     sec("section_reliability")
     r = [c.reliability for c in cs]
     row("failures_per_day", [f"{x['failures_per_day']:.2f}" if x else "—" for x in r])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, model_validator
 
@@ -14,14 +14,30 @@ MAX_ACCELERATORS = 2_000_000  # the largest cluster wanka accepts; 10^12 GPUs is
 
 
 class ScaleUpSpec(Spec):
-    """GPUs joined by NVLink/HCCS-class links: an 8-GPU board, an NVL72 rack, a 384-NPU supernode."""
+    """GPUs joined by NVLink/HCCS-class links: an 8-GPU board, an NVL72 rack, a 384-NPU supernode.
 
-    domain_size: PositiveInt = Field(8, le=100_000)
+    ``fabric`` names a catalog scale-up fabric (``wanka catalog --kind scale_up_fabrics``): its domain
+    size, per-GPU bandwidth, switch reduction, topology (switched or full mesh) and upper-tier latency
+    and taper. ``domain_size``, ``gbytes_per_s_per_direction`` and ``in_switch_reduction`` given here
+    override the fabric's. Without a fabric a domain is ``domain_size`` GPUs on one switched tier at the
+    accelerator's catalog bandwidth (the behaviour of scenarios written before fabrics existed).
+    """
+
+    fabric: str | None = Field(
+        None,
+        description="catalog scale-up fabric (NVL72, NVL576, UB-CloudMatrix384, UB-node-8, HCCS-910B-mesh-8, "
+        "xGMI-MI300X-mesh-8, ...); None = domain_size GPUs, one switched tier, the accelerator's bandwidth",
+    )
+    domain_size: PositiveInt = Field(
+        8, le=100_000, description="GPUs per scale-up domain; not given = the fabric's (else 8)"
+    )
     gbytes_per_s_per_direction: float | None = Field(
-        None, gt=0, le=100_000, description="per GPU; None = the accelerator's catalog value"
+        None, gt=0, le=100_000, description="per GPU; None = the fabric's, else the accelerator's catalog value"
     )
     in_switch_reduction: bool = Field(
-        False, description="NVLink SHARP (NVLS): the NVSwitch reduces all-reduce data (NVSwitch gen 3+)"
+        False,
+        description="NVLink SHARP (NVLS): the NVSwitch reduces all-reduce data (NVSwitch gen 3+); "
+        "not given = the fabric's",
     )
     link_efficiency: float | None = Field(
         None,
@@ -36,6 +52,26 @@ class ScaleUpSpec(Spec):
         le=1.0,
         description="measured NVLS all-reduce algbw / link rate (wanka collective --calibrate); None = the model's",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_fabric(cls, data: Any) -> Any:
+        """Fill the domain size and switch reduction from the named fabric where the spec leaves them."""
+        if not isinstance(data, dict) or data.get("fabric") is None:
+            return data
+        from wanka.catalog import catalog
+
+        name = data["fabric"]
+        table = catalog().scale_up_fabrics
+        if not isinstance(name, str) or name not in table:
+            known = ", ".join(f.name for f in table)
+            raise FieldError("fabric", f"fabric = {name!r} is not a catalog scale-up fabric; known: {known}")
+        fab = table[name]
+        out = dict(data)
+        out["fabric"] = fab.name
+        out.setdefault("domain_size", fab.domain_size)
+        out.setdefault("in_switch_reduction", fab.in_switch_reduction)
+        return out
 
 
 class FabricSpec(Spec):
