@@ -3,25 +3,40 @@
 
 Run: ``.venv/bin/python benchmarks/bench_startup.py [repeats]``. Medians of ``repeats`` runs each (default 7);
 the ratio is what carries across machines: a loaded CI box scales every figure alike.
+
+Two columns. *warm*: compiled bytecode available, as after ``pip install`` (which byte-compiles) or
+after the first run of an editable install — the bytecode goes to a temporary
+``PYTHONPYCACHEPREFIX``, so nothing is written into the source tree. *cold*: no bytecode at all
+(``PYTHONDONTWRITEBYTECODE=1`` on a tree without ``__pycache__``), so every module of wanka and
+its dependencies that is not already compiled is compiled on every run. The targets are for *warm*.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WANKA = [sys.executable, "-c", "import sys; from wanka.cli import main; sys.exit(main())"]
+CASES: tuple[tuple[str, list[str], float | None], ...] = (
+    ("wanka --help", ["--help"], 0.25),
+    ("wanka schema", ["schema"], None),
+    ("wanka show PRESET", ["show", "traditional-512-a100"], None),
+    ("wanka plan PRESET", ["plan", "traditional-512-a100"], 0.5),
+    ("wanka plan PRESET --json", ["plan", "traditional-512-a100", "--json"], None),
+)
 
 
-def _median(argv: list[str], repeats: int) -> float:
+def _median(argv: list[str], repeats: int, env: dict[str, str]) -> float:
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -40,17 +55,23 @@ def _yaml(repeats: int) -> tuple[float, float]:
 
 
 def main(repeats: int = 7) -> None:
-    base = _median([sys.executable, "-c", "pass"], repeats)
-    print(f"python -c pass            {base * 1e3:7.0f} ms")
-    for label, args, target in (
-        ("wanka --help", ["--help"], 0.25),
-        ("wanka schema", ["schema"], None),
-        ("wanka show PRESET", ["show", "traditional-512-a100"], None),
-        ("wanka plan PRESET", ["plan", "traditional-512-a100"], 0.5),
-    ):
-        t = _median([*WANKA, *args], repeats)
-        goal = f"  (target ≤ {target} s)" if target else ""
-        print(f"{label:<25} {t * 1e3:7.0f} ms  = {t / base:5.1f} × python -c pass{goal}")
+    with tempfile.TemporaryDirectory(prefix="wanka-bench-pyc-") as prefix:
+        warm = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        warm["PYTHONPYCACHEPREFIX"] = prefix
+        cold = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+        cold["PYTHONDONTWRITEBYTECODE"] = "1"
+        # the cold column reads no bytecode only where the tree has none: say so when it has some
+        has_pyc = any((ROOT / "src" / "wanka").rglob("__pycache__"))
+        base = _median([sys.executable, "-c", "pass"], repeats, warm)
+        for _, args, _ in CASES:  # compile everything once into the prefix
+            subprocess.run([*WANKA, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=warm)
+        print(f"python -c pass                 {base * 1e3:6.0f} ms")
+        print(f"{'':<30} {'warm (bytecode)':>26}   {'cold (no bytecode)' if not has_pyc else 'cold (src has .pyc)':>20}")
+        for label, args, target in CASES:
+            tw = _median([*WANKA, *args], repeats, warm)
+            tc = _median([*WANKA, *args], max(3, repeats // 2), cold)
+            goal = f"   (target ≤ {target} s, warm)" if target else ""
+            print(f"{label:<30} {tw * 1e3:6.0f} ms = {tw / base:5.1f} × pass   {tc * 1e3:6.0f} ms{goal}")
     fast, slow = _yaml(3)
     print(
         f"YAML public_runs.yaml (80 cases): C loader {fast * 1e3:.1f} ms, pure Python {slow * 1e3:.1f} ms "

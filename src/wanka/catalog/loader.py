@@ -90,8 +90,7 @@ class Catalog:
 
 def _load_file(kind: str) -> tuple[list[Any], list[dict[str, Any]]]:
     fname, entry_cls, convert = _FILES[kind]
-    text = (resources.files("wanka.catalog") / "data" / fname).read_text(encoding="utf-8")
-    data = yamlio.load(text) or {}
+    data = yamlio.load_data(resources.files("wanka.catalog") / "data" / fname) or {}  # parsed-data cache
     rows = data.get(kind, [])
     out = []
     for i, row in enumerate(rows):
