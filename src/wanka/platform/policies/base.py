@@ -181,7 +181,7 @@ class QueuePolicy:
         for idx in ids:
             r = runs[idx]
             i += 1
-            if st.free_gpus <= 0 and not self.preempt:
+            if st.up_gpus - st.busy_gpus <= 0 and not self.preempt:  # st.free_gpus, inline
                 return None
             if sim.try_start(r, now):
                 self.remove(r)
