@@ -27,6 +27,7 @@ import marshal
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,19 +154,27 @@ _CACHE_MAGIC = b"wanka-yaml-cache 1\n"  # bump when the parsing rules change
 _DIGEST = 32  # bytes of SHA-256
 
 
-def _cache_file(path: Path, yaml11: bool) -> Path | None:
-    """Where the parsed data of ``path`` is cached (beside its bytecode), or None where Python has no cache."""
+def cache_path(path: Path, suffix: str) -> Path | None:
+    """Where data derived from ``path`` is cached: beside its bytecode (``__pycache__/NAME.TAG.suffix``,
+    or under ``sys.pycache_prefix``); None where Python keeps no bytecode cache."""
     import importlib.util
 
     try:
         pyc = importlib.util.cache_from_source(str(path) + ".py")  # honours sys.pycache_prefix
     except (NotImplementedError, ValueError):
         return None
-    return Path(pyc[: -len(".pyc")] + (".yaml11" if yaml11 else "") + ".marshal")
+    return Path(pyc[: -len(".pyc")] + suffix)
 
 
-def _read_cache(cache: Path, key: bytes) -> tuple[bool, Any]:
-    """(True, data) if ``cache`` holds data for the source whose key is ``key``; (False, None) otherwise."""
+def _cache_file(path: Path, yaml11: bool) -> Path | None:
+    return cache_path(path, ".yaml11.marshal" if yaml11 else ".marshal")
+
+
+def read_cache(cache: Path, key: bytes, loads: Callable[[bytes], Any] = marshal.loads) -> tuple[bool, Any]:
+    """(True, data) if ``cache`` holds data for the source whose key is ``key``; (False, None) otherwise.
+
+    A cache of another format version, another key, or whose payload fails its SHA-256 (truncated,
+    damaged) is a miss, as is one ``loads`` cannot read."""
     try:
         blob = cache.read_bytes()
     except OSError:
@@ -177,18 +186,19 @@ def _read_cache(cache: Path, key: bytes) -> tuple[bool, Any]:
     if hashlib.sha256(payload).digest() != blob[head + _DIGEST : head + 2 * _DIGEST]:
         return False, None  # truncated or damaged
     try:
-        return True, marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
+        return True, loads(payload)
+    except Exception:  # whatever a stale or foreign payload raises, it is only a miss
         return False, None
 
 
-def _write_cache(cache: Path, key: bytes, data: Any) -> None:
-    """Write the cache through a temporary file and a rename; any failure leaves no cache, nothing else."""
+def write_cache(cache: Path, key: bytes, data: Any, dumps: Callable[[Any], bytes] = marshal.dumps) -> None:
+    """Write the cache through a temporary file and a rename; any failure leaves no cache, nothing else.
+    Nothing is written where bytecode is not (``PYTHONDONTWRITEBYTECODE``)."""
     if sys.dont_write_bytecode:
         return
     try:
-        payload = marshal.dumps(data)
-    except ValueError:  # a type marshal does not hold (e.g. a YAML timestamp): parse every time
+        payload = dumps(data)
+    except Exception:  # a type the codec does not hold (a YAML timestamp for marshal): no cache
         return
     tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
@@ -201,7 +211,7 @@ def _write_cache(cache: Path, key: bytes, data: Any) -> None:
 
 
 @functools.cache
-def _rules() -> bytes:
+def rules() -> bytes:
     """What the parsed data depends on besides the file: this module's code and PyYAML's version."""
     try:
         code = Path(__file__).read_bytes()
@@ -222,14 +232,14 @@ def load_data(path: str | os.PathLike[str] | Any, *, yaml11: bool = False) -> An
     src: Any = Path(path) if isinstance(path, (str, os.PathLike)) else path
     raw: bytes = src.read_bytes()
     cache = _cache_file(src, yaml11) if isinstance(src, Path) else None
-    key = hashlib.sha256(_rules() + raw).digest()
+    key = hashlib.sha256(rules() + raw).digest()
     if cache is not None:
-        hit, data = _read_cache(cache, key)
+        hit, data = read_cache(cache, key)
         if hit:
             return data
     text = raw.decode("utf-8")
     # yaml.load with a safe loader (CSafeLoader = libyaml + SafeConstructor): safe_load's result
     data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if yaml11 else load(text)
     if cache is not None:
-        _write_cache(cache, key, data)
+        write_cache(cache, key, data)
     return data

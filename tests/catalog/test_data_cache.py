@@ -86,7 +86,7 @@ def test_a_damaged_cache_is_ignored_and_rewritten(cached: Path, damage: object) 
     cache.write_bytes(damage(cache.read_bytes()))  # type: ignore[operator]
     assert yamlio.load_data(cached) == good
     head = len(yamlio._CACHE_MAGIC)
-    assert yamlio._read_cache(cache, cache.read_bytes()[head : head + 32])[0]  # rewritten, readable again
+    assert yamlio.read_cache(cache, cache.read_bytes()[head : head + 32])[0]  # rewritten, readable again
 
 
 def test_yaml11_and_yaml12_caches_are_separate(cached: Path) -> None:
@@ -122,3 +122,56 @@ def test_malformed_data_file_is_still_a_spec_error(cached: Path) -> None:
     with pytest.raises(Exception, match="appears twice"):
         yamlio.load_data(cached)
     assert not _cache_of(cached).exists()
+
+
+def test_the_built_catalog_is_cached_and_equal_to_a_fresh_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wanka.catalog import loader
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    fresh = loader._build()
+    loader.catalog.cache_clear()
+    try:
+        first = loader.catalog()  # builds and writes the cache
+        cache = yamlio.cache_path(Path(str(resources.files("wanka.catalog") / "data")) / "catalog", ".pickle")
+        assert cache is not None and cache.is_file() and str(cache).startswith(str(tmp_path))
+        loader.catalog.cache_clear()
+
+        def boom() -> None:
+            raise AssertionError("built although cached")
+
+        monkeypatch.setattr(loader, "_build", boom)
+        hit = loader.catalog()
+        assert hit is not first
+        assert hit.raw == fresh.raw
+        for kind in ("accelerators", "nodes", "nics", "switches", "optics", "storage"):
+            assert list(getattr(hit, kind)) == list(getattr(fresh, kind)), kind  # the SI records
+            assert getattr(hit, kind)._index == getattr(fresh, kind)._index, kind  # names and aliases
+        assert [a.name for a in hit.accelerators] == [a.name for a in fresh.accelerators]
+        assert hit.accelerators["h100"] == fresh.accelerators["H100"]
+        # a damaged cache is a miss: the catalog is built again
+        cache.write_bytes(cache.read_bytes()[:-7])
+        loader.catalog.cache_clear()
+        with pytest.raises(AssertionError, match="built although cached"):
+            loader.catalog()
+    finally:
+        loader.catalog.cache_clear()
+
+
+def test_the_catalog_key_follows_every_data_file_and_the_conversion_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wanka.catalog import loader
+
+    key = loader._key(DATA)
+    real = Path.read_bytes
+
+    for changed in ("nics.yaml", "entries.py"):
+
+        def read(p: Path, name: str = changed) -> bytes:
+            return real(p) + (b"#" if p.name == name else b"")
+
+        monkeypatch.setattr(Path, "read_bytes", read)
+        assert loader._key(DATA) != key, changed
+    monkeypatch.setattr(Path, "read_bytes", real)
+    assert loader._key(DATA) == key
