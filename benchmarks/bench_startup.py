@@ -66,7 +66,8 @@ def main(repeats: int = 7) -> None:
         for _, args, _ in CASES:  # compile everything once into the prefix
             subprocess.run([*WANKA, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=warm)
         print(f"python -c pass                 {base * 1e3:6.0f} ms")
-        print(f"{'':<30} {'warm (bytecode)':>26}   {'cold (no bytecode)' if not has_pyc else 'cold (src has .pyc)':>20}")
+        cold_label = "cold (src has .pyc)" if has_pyc else "cold (no bytecode)"
+        print(f"{'':<30} {'warm (bytecode)':>26}   {cold_label:>20}")
         for label, args, target in CASES:
             tw = _median([*WANKA, *args], repeats, warm)
             tc = _median([*WANKA, *args], max(3, repeats // 2), cold)
