@@ -150,8 +150,8 @@ def load_calibration(path: str | Path) -> Calibration:
 def _default() -> tuple[Calibration, dict[str, ConstantInfo]]:
     from wanka import yamlio
 
-    text = resources.files("wanka").joinpath("data/calibration.yaml").read_text(encoding="utf-8")
-    return _parse(yamlio.load(text), "wanka/data/calibration.yaml")
+    data = yamlio.load_data(resources.files("wanka").joinpath("data/calibration.yaml"))  # parsed-data cache
+    return _parse(data, "wanka/data/calibration.yaml")
 
 
 def default_calibration() -> Calibration:

@@ -91,3 +91,16 @@ def test_lang_zh_text_output_json_unchanged(capsys: pytest.CaptureFixture[str]) 
     assert json.loads(capsys.readouterr().out) == d_zh  # JSON keys and values stay English
     assert main(["--lang", "en", "show", "traditional-512-a100"]) == 0
     assert "accelerators" in capsys.readouterr().out
+
+
+def test_a_command_leaves_the_collector_as_it_found_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """`main` freezes the import-time objects while the command runs (fewer collections) and unfreezes
+    them after, so an in-process caller (tests, the web server) keeps collecting its garbage."""
+    import gc
+
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert main(["catalog", "--kind", "nics", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["nics"]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert main(["show", "/no/such/file.yaml"]) == 2
+    assert gc.isenabled() and gc.get_freeze_count() == 0

@@ -30,7 +30,8 @@ DTYPES = ("fp4", "fp8", "bf16", "fp16", "tf32", "fp32", "fp64")
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # validators built on first use: a catalog read from its cache (loader.py) validates nothing
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     name: str
     aliases: list[str] = []
     source: str = Field(min_length=5, description="datasheet or paper the figures come from")

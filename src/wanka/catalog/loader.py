@@ -1,10 +1,22 @@
-"""Loads the catalog data files once and looks entries up by name or alias (case-insensitive)."""
+"""Loads the catalog data files once and looks entries up by name or alias (case-insensitive).
+
+The built catalog (SI records and raw rows) is cached beside the bytecode
+(``data/__pycache__/catalog.TAG.pickle``), keyed by the SHA-256 of the six data files and of the code
+that turns them into records (this module, ``entries.py``, ``wanka.units``, ``wanka.yamlio``): a changed
+file or a changed conversion builds it again; a damaged cache is ignored; with a hit neither YAML
+nor the entry models' validators are touched (they are built on first use: ``defer_build``). The
+cache has the trust of the bytecode next to it (it is unpickled as the bytecode is executed).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import pickle
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -105,8 +117,7 @@ class Catalog:
 
 def _load_file(kind: str) -> tuple[list[Any], list[dict[str, Any]]]:
     fname, entry_cls, convert = _FILES[kind]
-    text = (resources.files("wanka.catalog") / "data" / fname).read_text(encoding="utf-8")
-    data = yamlio.load(text) or {}
+    data = yamlio.load_data(resources.files("wanka.catalog") / "data" / fname) or {}  # parsed-data cache
     rows = data.get(kind, [])
     out = []
     for i, row in enumerate(rows):
@@ -123,9 +134,7 @@ def _load_file(kind: str) -> tuple[list[Any], list[dict[str, Any]]]:
     return out, rows
 
 
-@lru_cache(maxsize=1)
-def catalog() -> Catalog:
-    """The whole catalog (loaded once)."""
+def _build() -> Catalog:
     tables: dict[str, Any] = {}
     raw: dict[str, list[dict[str, Any]]] = {}
     for kind in _FILES:
@@ -133,6 +142,42 @@ def catalog() -> Catalog:
         tables[kind] = Table(kind, records)
         raw[kind] = rows
     return Catalog(raw=raw, **tables)
+
+
+def _key(data: Path) -> bytes:
+    """What the built catalog depends on: the data files and the code that converts them."""
+    from wanka import units
+    from wanka.catalog import entries
+
+    h = hashlib.sha256(yamlio.rules())  # yamlio's code and PyYAML's version
+    h.update(sys.version.encode())
+    for f in (__file__, entries.__file__, units.__file__):
+        h.update(Path(f).read_bytes())
+    for fname, _, _ in _FILES.values():
+        h.update(fname.encode() + b"\0")
+        h.update((data / fname).read_bytes())
+    return h.digest()
+
+
+@lru_cache(maxsize=1)
+def catalog() -> Catalog:
+    """The whole catalog (loaded once per process; built once per change of its files, see above)."""
+    data = resources.files("wanka.catalog") / "data"
+    if not isinstance(data, Path):  # not on a file system (a zip): no cache
+        return _build()
+    try:
+        key = _key(data)
+    except OSError:
+        return _build()
+    cache = yamlio.cache_path(data / "catalog", ".pickle")
+    if cache is not None:
+        hit, cat = yamlio.read_cache(cache, key, pickle.loads)
+        if hit and isinstance(cat, Catalog):
+            return cat
+    cat = _build()
+    if cache is not None:
+        yamlio.write_cache(cache, key, cat, lambda c: pickle.dumps(c, protocol=pickle.HIGHEST_PROTOCOL))
+    return cat
 
 
 def accelerator(name: str) -> Accelerator:

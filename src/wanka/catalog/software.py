@@ -133,9 +133,8 @@ class _File(BaseModel):
 @lru_cache(maxsize=1)
 def software_rules() -> tuple[SoftwareRule, ...]:
     """The rules of ``data/software.yaml``, in order (loaded once)."""
-    text = (resources.files("wanka.catalog") / "data" / "software.yaml").read_text(encoding="utf-8")
     try:
-        doc = _File.model_validate(yamlio.load(text))
+        doc = _File.model_validate(yamlio.load_data(resources.files("wanka.catalog") / "data" / "software.yaml"))
     except ValidationError as e:
         err = e.errors()[0]
         raise CatalogError(f"catalog file software.yaml: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None

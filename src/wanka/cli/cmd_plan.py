@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
 from wanka.engine import StepResult, chrome_trace
@@ -62,10 +61,13 @@ def _bar(frac: float, width: int = 28) -> str:
 
 
 def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> None:
+    from rich.table import Table
+
     from wanka.cli.lang import current, lbl, tr, tx
-    from wanka.report.i18n import plain_words
 
     lang = current()
+    if lang == "zh":  # wanka.report loads its comparison and claims modules with it (~10 ms)
+        from wanka.report.i18n import plain_words
     st = r.strategy
     assert sc.model is not None and sc.training is not None
     console.print(

@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from wanka import yamlio
 from wanka.errors import CatalogError
 
 __all__ = ["CoolingFacts", "FacilityFacts", "Tariff", "facts"]
@@ -75,9 +75,9 @@ class FacilityFacts(BaseModel):
 @lru_cache(maxsize=1)
 def facts() -> FacilityFacts:
     """The facility facts, loaded once."""
-    text = (resources.files("wanka.catalog") / "data" / "facility.yaml").read_text(encoding="utf-8")
-    try:
-        return FacilityFacts.model_validate(yaml.safe_load(text))
+    path = resources.files("wanka.catalog") / "data" / "facility.yaml"
+    try:  # yaml.safe_load's result, through libyaml and the parsed-data cache
+        return FacilityFacts.model_validate(yamlio.load_data(path, yaml11=True))
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])

@@ -25,6 +25,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from wanka import yamlio
 from wanka.catalog import switch as catalog_switch
 from wanka.errors import CatalogError, SpecError
 from wanka.spec import Scenario
@@ -152,7 +153,7 @@ def _norm(name: str) -> str:
 def _file() -> _File:
     path = _path()
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlio.load_data(path, yaml11=True)  # yaml.safe_load's result, libyaml + parsed-data cache
         return _File.model_validate(data)
     except (OSError, yaml.YAMLError, ValidationError) as e:
         raise CatalogError(f"failure tables ({path}) are malformed: {e}") from None

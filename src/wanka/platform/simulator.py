@@ -17,6 +17,7 @@ checkpoint, pay the restart cost and go to the front of the queue, so they resta
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -122,23 +123,30 @@ class Simulator:
 
     def anything_fits(self, q: QueuePolicy) -> bool:
         st = self.state
-        g = q.min_small()
-        if g and st.can_fit_small(g):
-            return True
+        counts = st.counts
+        for g, n in enumerate(q.wait_small):  # q.min_small() and st.can_fit_small(), inline (once per pass)
+            if n:
+                if g and any(counts[g:]):
+                    return True
+                break
         n = q.min_whole()
-        return bool(n and st.counts[st.G] >= n)
+        return bool(n and counts[st.G] >= n)
 
     def try_start(self, r: JobRun, now: float) -> bool:
-        if not self.fits_quick(r):
+        st = self.state
+        if r.whole:  # fits_quick, inline (a call per pass and job)
+            if st.counts[st.G] < r.n_nodes:
+                return False
+        elif not st.can_fit_small(r.per_node):
             return False
         nodes = self.placement.place(r)
         if nodes is None:
             return False
-        r.overhead = self.restart_cost(r)
+        r.overhead = self.restart_cost(r) if r.attempt else 0.0
         r.start = now
         r.end = now + r.overhead + r.remaining
         r.nodes = nodes
-        self.state.allocate(nodes, r.per_node, r.idx, r.end)
+        st.allocate(nodes, r.per_node, r.idx, r.end)
         if r.first_start < 0:
             r.first_start = now
             if nodes.size > 1:
@@ -149,12 +157,24 @@ class Simulator:
                 r.one_pod = bool(pv.min() == pv.max())
                 r.leaves = int(np.unique(lv).size)
         self.running[r.idx] = r
-        self._use(r, +1, now)
+        if self._account is None:
+            self._use_fast(r, r.alloc)
+        else:
+            self._use(r, +1, now)
         self.seq += 1
         heapq.heappush(self.heap, (r.end, _FINISH, self.seq, r.idx, r.attempt))
         if self.record:
             self._alloc_open[r.idx] = (now, tuple(nodes.tolist()), r.per_node)
         return True
+
+    def _use_fast(self, r: JobRun, gpus: int) -> None:
+        """:meth:`_use` without the policy's usage hook (``gpus`` = ±``r.alloc``)."""
+        t = r.job.tenant
+        tu = self.tenant_usage
+        tu[t] = tu.get(t, 0.0) + gpus
+        p = r.job.priority
+        rp = self.running_by_priority
+        rp[p] = rp.get(p, 0) + gpus
 
     def _use(self, r: JobRun, sign: int, now: float) -> None:
         if self._account is not None:
@@ -296,9 +316,13 @@ class Simulator:
         elif r.last_cause == "preempt":
             r.lost_preempt += extra
         self.state.release(r.nodes, r.per_node, r.idx)
-        self._close_alloc(r, now)
+        if self.record:
+            self._close_alloc(r, now)
         del self.running[r.idx]
-        self._use(r, -1, now)
+        if self._account is None:
+            self._use_fast(r, -r.alloc)
+        else:
+            self._use(r, -1, now)
         r.nodes = None
         r.remaining = 0.0
         r.finish = now
@@ -353,11 +377,19 @@ class Simulator:
         fair = isinstance(pol, FairShare)
         cap = c.gpus
         cap_max = int(cap.max())
+        # locals for the loop's ~2 events per job (attribute and global look-ups add up at 100k jobs)
+        inf = math.inf
+        heappop = heapq.heappop
+        running = self.running
+        finish = self._finish
+        fragmentation = self._fragmentation
+        # the base pass returns at once on an empty queue: skip the call then (unless a policy has its own)
+        always = type(pol).schedule is not QueuePolicy.schedule
         while True:
-            t_sub = subs[i_sub] if i_sub < n_sub else np.inf
-            t_ev = heap[0][0] if heap else np.inf
+            t_sub = subs[i_sub] if i_sub < n_sub else inf
+            t_ev = heap[0][0] if heap else inf
             now = min(t_sub, t_ev, next_fail)
-            if now == np.inf or (i_sub >= n_sub and done == accepted):
+            if now == inf or (i_sub >= n_sub and done == accepted):
                 break
             dt = now - last_t
             busy_gpu_s += st.busy_gpus * dt
@@ -365,11 +397,11 @@ class Simulator:
             free_wait_gpu_s += free_wait_now * dt
             last_t = now
             while heap and heap[0][0] <= now:
-                _, kind, _, a, b = heapq.heappop(heap)
+                _, kind, _, a, b = heappop(heap)
                 if kind == _FINISH:
                     r = runs[a]
-                    if r.attempt == b and a in self.running:
-                        self._finish(r, now)
+                    if r.attempt == b and a in running:
+                        finish(r, now)
                         done += 1
                 else:
                     st.set_up(a)
@@ -389,19 +421,23 @@ class Simulator:
             if fm is not None:
                 if now >= next_fail:
                     self._fail(now)
-                    next_fail = np.inf
-                if next_fail == np.inf:
+                    next_fail = inf
+                if next_fail == inf:
                     next_fail = now + fm.next_failure_in(self.rng, st.up_nodes)
             if fair:
                 pol.now = now  # type: ignore[attr-defined]
-            pol.schedule(self, now)
-            if not self.running and not heap and i_sub >= n_sub and done < accepted:
+            if pol.n or always:
+                pol.schedule(self, now)
+            if not running and not heap and i_sub >= n_sub and done < accepted:
                 break  # what waits can never be placed (e.g. an impossible TP shape): report it
             if self.check:
                 st.check()
             tl_t.append(now)
             tl_busy.append(st.busy_gpus)
-            frag_now, free_wait_now = self._fragmentation()
+            if pol.n:
+                frag_now, free_wait_now = fragmentation()
+            else:  # nothing waits: no free GPU is stranded (what _fragmentation returns)
+                frag_now = free_wait_now = 0.0
         end = last_t
         unfinished = accepted - done
         t_last_sub = subs[-1] if n_sub else t0

@@ -86,13 +86,21 @@ class ClusterState:
         """Take ``per_node`` GPUs on each of ``nodes`` for ``job`` (expected to end at ``end``)."""
         self.version += 1
         if nodes.size == 1:
-            n = int(nodes[0])
-            k = int(self.free[n])
-            self._leave_bucket(n, k)
-            self.free[n] = k - per_node
-            self._enter_bucket(n, k - per_node)
+            n = nodes.item()
+            k = self.free.item(n)
+            k2 = k - per_node
+            if 0 < k < self.G and k2 > 0:  # partly used before and after (the common sub-node case), inline
+                self.counts[k] -= 1
+                self.counts[k2] += 1
+                partial = self.partial
+                partial[k].discard(n)
+                partial[k2].add(n)
+            else:
+                self._leave_bucket(n, k)
+                self._enter_bucket(n, k2)
+            self.free[n] = k2
             self.node_jobs[n].add(job)
-            if self.busy_until[n] < end:
+            if self.busy_until.item(n) < end:
                 self.busy_until[n] = end
         else:  # whole nodes, all fully free
             c = self.cluster
@@ -112,11 +120,19 @@ class ClusterState:
         """Give back what :meth:`allocate` took (on nodes still healthy)."""
         self.version += 1
         if nodes.size == 1:
-            n = int(nodes[0])
-            k = int(self.free[n])
-            self._leave_bucket(n, k)
-            self.free[n] = k + per_node
-            self._enter_bucket(n, k + per_node)
+            n = nodes.item()
+            k = self.free.item(n)
+            k2 = k + per_node
+            if k > 0 and k2 < self.G:  # partly used before and after, inline
+                self.counts[k] -= 1
+                self.counts[k2] += 1
+                partial = self.partial
+                partial[k].discard(n)
+                partial[k2].add(n)
+            else:
+                self._leave_bucket(n, k)
+                self._enter_bucket(n, k2)
+            self.free[n] = k2
             self.node_jobs[n].discard(job)
         else:
             c = self.cluster

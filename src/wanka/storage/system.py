@@ -17,8 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from wanka import yamlio
 from wanka.catalog import Node, catalog, node, storage_server
 from wanka.errors import CatalogError
 from wanka.spec import ClusterSpec
@@ -30,8 +29,8 @@ __all__ = ["StorageSystem", "cluster_node", "defaults", "storage_system"]
 @lru_cache(maxsize=1)
 def defaults() -> dict[str, Any]:
     """The storage defaults file (``storage/data/storage_defaults.yaml``), parsed once."""
-    text = (resources.files("wanka.storage") / "data" / "storage_defaults.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    path = resources.files("wanka.storage") / "data" / "storage_defaults.yaml"
+    data: dict[str, Any] = yamlio.load_data(path, yaml11=True)  # yaml.safe_load's result, cached
     return data
 
 

@@ -132,7 +132,10 @@ class QueuePolicy:
         if self.memo and self._win_ver == self.qver:
             return self._win
         ids: Iterator[int]
-        if type(self).order is QueuePolicy.order:  # dict keys in C, no JobRun touched
+        if self.memo and len(self.queues) == 1:  # one queue in arrival order (the common case): its two dicts
+            front, main = next(iter(self.queues.values()))
+            ids = chain(front, main)
+        elif type(self).order is QueuePolicy.order:  # dict keys in C, no JobRun touched
             ids = chain.from_iterable(chain(*self.queues[k]) for k in self.key_order())
         else:
             ids = (r.idx for r in self.order())
@@ -181,7 +184,7 @@ class QueuePolicy:
         for idx in ids:
             r = runs[idx]
             i += 1
-            if st.free_gpus <= 0 and not self.preempt:
+            if st.up_gpus - st.busy_gpus <= 0 and not self.preempt:  # st.free_gpus, inline
                 return None
             if sim.try_start(r, now):
                 self.remove(r)
