@@ -44,7 +44,7 @@ import numpy.typing as npt
 from wanka.engine.context import Context
 from wanka.engine.strategies import Strategies
 from wanka.network import bus_factor, collective_time, comm_group
-from wanka.workload import Gemm
+from wanka.workload import Gemm, expected_nodes_per_token, ffn_matrices
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
 
@@ -178,6 +178,20 @@ def _gemms_fwd_time(
             t_up = t_up + t_g
             f_up = f_up + flops
     return t_total, f_total, t_up, f_up
+
+
+def _distinct_domains(ctx: Context, n_dom: Arr) -> Arr:
+    """Expected distinct scale-up domains a token's routed experts occupy when EP spans ``n_dom``
+    domains (:func:`wanka.workload.expected_nodes_per_token`, node/group-limited routing honoured);
+    a fractional or non-dividing span takes uniform draws with replacement, N(1-(1-1/N)^k)."""
+    cfg = ctx.model.moe
+    assert cfg is not None
+    k = float(cfg.top_k)
+    out = n_dom * (1.0 - (1.0 - 1.0 / n_dom) ** k)
+    for d in np.unique(n_dom):
+        if d > 1 and float(d).is_integer() and cfg.n_experts % int(d) == 0:
+            out = np.where(n_dom == d, expected_nodes_per_token(ctx.model, int(d)), out)
+    return np.asarray(out)
 
 
 def routing_imbalance(ctx: Context, tokens: Arr, ep: Arr) -> Arr | float:
@@ -536,13 +550,13 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     if sh.has_moe and model.moe is not None:
         k_top = float(model.moe.top_k)
         group = _group(ctx, ep, np.where(sh.folded, 1.0, tp * cp), ctx.a2a_contention)
-        # node-deduplicated dispatch (DeepEP): a token crosses the fabric once per remote domain that
-        # holds one of its top-k experts; with uniform routing over N domains that is
-        # (N-1)(1-(1-1/N)^k) domains instead of k(N-1)/N copies
+        # node-deduplicated dispatch (DeepEP normal mode; DeepSeek-V3 Sec. 3.2.2): a token crosses the
+        # fabric once per remote domain that holds one of its top-k experts, then NVLink forwards it to
+        # the expert ranks there; a plain all-to-all sends k(N-1)/N copies. The distinct domains per
+        # token come from the model's routing (node-limited routing caps them at M; _distinct_domains),
+        # the same share (N-1)/N of them remote as of the plain copies
         n_dom = np.maximum(1.0, ep / np.asarray(group.per_domain, dtype=float))
-        remote = (n_dom - 1.0) * (1.0 - (1.0 - 1.0 / n_dom) ** k_top)
-        plain = k_top * (n_dom - 1.0) / n_dom
-        dedup = np.where(st.deepep & (n_dom > 1), remote / np.maximum(plain, 1e-12), 1.0)
+        dedup = np.where(st.deepep & (n_dom > 1), _distinct_domains(ctx, n_dom) / k_top, 1.0)
         group = replace(group, remote_dedup=dedup)
         # FP8 dispatch (DeepSeek-V3 Sec. 3.3): the forward dispatch moves 1-byte activations, the
         # combine and both backward passes 2-byte ones
@@ -837,6 +851,11 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     moe_f = float(model.moe.expert_ffn_hidden * (model.moe.top_k + model.moe.n_shared_experts)) if model.moe else 0.0
     g_dense = ctx.gemm_in_dense - np.where(drop, 2.0 * h + float(model.ffn_hidden), 0.0)
     g_moe = ctx.gemm_in_moe - np.where(drop, 2.0 * h + moe_f, 0.0)
+    # DeepSeek-V3's FP8 framework (blockwise scaling, Sec. 3.3.3) also caches the input of the MoE
+    # SwiGLU in FP8 ("only cache the inputs of the SwiGLU operator and recompute its output ... also
+    # stored in FP8"): one byte for the fc1 outputs of the routed and shared experts
+    if ctx.fp8 and model.moe is not None and ctx.training.precision_recipe == "fp8_blockwise":
+        g_moe = g_moe + float(ffn_matrices(model) - 1) * moe_f
     act_dense = ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense) * tokens / seq_shard
     act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe) * tokens / seq_shard
     act_dense, act_moe = act_dense + scores, act_moe + scores
@@ -845,9 +864,12 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up). The first
     # stage holds the most, which is why layouts give it fewer layers: the busiest stage in memory
     # is the largest of first, middle and last
+    # DualPipe holds PP + 1 micro-batches' activations on every rank (DeepSeek-V3 Table 2: each rank
+    # runs the first stages of one direction and the last of the other)
     def inflight(r: Arr | float) -> Arr:
         inter = np.minimum(m_mb, pp) * (1.0 + (pp - 1.0 - 2.0 * r) / (pp * v))
-        return np.asarray(np.where(pp > 1, np.where(v > 1, inter, np.minimum(m_mb, pp - r)), 1.0))
+        one_f1b = np.where(v > 1, inter, np.minimum(m_mb, pp - r))
+        return np.asarray(np.where(pp > 1, np.where(st.dualpipe, np.minimum(m_mb, pp + 1.0), one_f1b), 1.0))
 
     # with full recompute a micro-batch in flight keeps only each layer's input (2·s·b·h bytes,
     # Korthikanti et al. 2022, Table 2); the one layer being recomputed in the backward holds its
