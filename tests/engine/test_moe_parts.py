@@ -76,3 +76,19 @@ def test_deepseek_v3_published_layout_fits_and_lands_within_ten_percent() -> Non
     r = predict_case(case)
     assert r.predicted is not None, r.error  # fits in 80 GB with the report's memory savings, no relaxed limit
     assert abs(r.rel_error or 1.0) <= 0.10
+
+
+def test_search_with_the_framework_switches_ranks_the_published_deepseek_layout_first() -> None:
+    # with HAI-LLM's DualPipe, DeepEP and batch-level overlap in every candidate, the published
+    # TP 1 / PP 16 / EP 64 layout is the fastest that fits; wider EP loses on all-to-all, PP 8 needs
+    # ZeRO-2 to fit and loses on the data-parallel reduction
+    from wanka.planner.search import search
+    from wanka.validate.cases import case_scenario
+
+    cases, _ = load_cases()
+    sc, _ = case_scenario(next(c for c in cases if c.id == "deepseek_v3_pretrain_2048_h800"))
+    r = search(sc, top=3)
+    best = r.best
+    assert (best.tp, best.pp, best.dp, best.ep, best.cp) == (1, 16, 128, 64, 1)
+    assert r.baseline is not None and r.baseline.rank == 1
+    assert "EP all-to-all" in r.top[1].reason
