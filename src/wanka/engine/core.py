@@ -580,10 +580,17 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         total = np.zeros_like(tp)
         nbytes = np.zeros_like(tp)
     # with batch-level overlap (DualPipe; MCore --overlap-moe-expert-parallel-comm) the all-to-all
-    # of one micro-batch hides behind the other's compute, down to a floor share
+    # of one micro-batch hides behind the other's compute, down to a floor share. Only paired
+    # micro-batches overlap: the forward of one runs beside the backward of another, so the pipeline's
+    # warm-up forwards and cool-down backwards (pp - 1 micro-batches' worth; without a pipeline the
+    # first forward and the last backward, one) run alone (DeepSeek-V3 Sec. 3.2.1 and Fig. 5: the
+    # overlapped chunk pairs sit between DualPipe's warm-up and cool-down; Megatron-Core's combined
+    # 1F1B schedule pairs the steady-state forward and backward only)
     moe_compute = cm.nm_s * (3.0 * cm.moe["gemm"] + 3.5 * cm.moe["attn"])
     plain_exp = total * (1.0 - ctx.cal.ep_overlap_hidden)
+    alone = np.minimum(1.0, np.maximum(sh.pp - 1.0, 1.0) / sh.m_mb)
     overlapped = np.maximum(ctx.cal.ep_overlap_floor * total, total - moe_compute)
+    overlapped = alone * plain_exp + (1.0 - alone) * overlapped
     return Comm(
         exposed=np.where(st.ep_overlap, np.minimum(plain_exp, overlapped), plain_exp), nbytes=nbytes, charges=charges
     )
