@@ -239,15 +239,6 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
     launch = ctx.cal.layer_overhead_s + (ctx.cal.moe_layer_overhead_s if moe else 0.0)
     t_elem = t_elem + launch * np.where(st.cuda_graphs, ctx.cal.cuda_graph_overhead_factor, 1.0)
-    # Megatron-Core's all-to-all dispatcher permutes tokens by expert before the exchange and, with
-    # more than one local expert, sorts the received chunks from (source rank, expert) to (expert,
-    # source rank) order after it (sort_chunks_by_idxs), and back before the combine: one more read +
-    # write of the k routed copies each way. DeepEP / HybridEP dispatch writes the received tokens in
-    # the layout the grouped GEMM reads (the permutation runs inside the dispatch kernel).
-    if moe and cfg is not None:
-        local = float(cfg.n_experts) / ep
-        sort = np.where((ep > 1) & (local > 1) & ~st.deepep, 4.0 * float(cfg.top_k) * float(ctx.model.hidden), 0.0)
-        t_elem = t_elem + _hbm_time(ctx, sort * tokens / shard * ctx.act_bytes)
     # dropless MoE syncs device to host once per layer pass; CUDA graphs cannot remove it
     if moe and cfg is not None and cfg.dispatch == "dropless":
         t_elem = t_elem + ctx.cal.moe_host_sync_s
@@ -463,9 +454,18 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     c1, cm, c2 = f1 + b1 + r1, np.where(pp > 2, fm + bm + rm, 0.0), f2 + b2 + r2
     use_last = (c2 >= c1) & (c2 >= cm)
     use_mid = ~use_last & (cm > c1)
+    # DualPipe: rank r holds stage r of one direction and stage pp-1-r of the other and runs half the
+    # micro-batches through each (DeepSeek-V3 Sec. 3.2.1, Fig. 5), so a rank's work per micro-batch is
+    # the mean of its two stages: the first stage (embedding) pairs with the last (LM head), middle
+    # stages with middle ones
+    dual = st.dualpipe & (pp > 1)
+    use_pair = dual & ((c1 + c2) >= 2.0 * cm)
+    use_last = use_last & ~dual
+    use_mid = np.where(dual, ~use_pair, use_mid)
 
     def pick(a_last: Arr, a_mid: Arr, a_first: Arr) -> Arr:
-        return np.asarray(np.where(use_last, a_last, np.where(use_mid, a_mid, a_first)))
+        one = np.where(use_last, a_last, np.where(use_mid, a_mid, a_first))
+        return np.asarray(np.where(use_pair, 0.5 * (a_first + a_last), one))
 
     (dl, ml), (dm, mm), (d1, m1) = sh.layers["last"], sh.layers["mid"], sh.layers["first"]
     # the slowest model chunk paces the pipeline's warm-up and cool-down: a middle chunk of
@@ -853,7 +853,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # 16-bit gradient shards (ZeRO paper Sec. 3.1: 2 + 2 + 12 bytes), FSDP's fp32 shard is itself the
     # optimizer's master copy (mixed precision: 4 + 4 + 8, plus the transient bf16 gathers in z3_buf)
     grads = np.where(z >= 2, pr.p_shard, pr.p_local) * np.where(z == 3, 2.0, 4.0) * copies
-    optim = 12.0 * optimizer_shard(st, pr)  # fp32 master + Adam m, v
+    # fp32 master + Adam m, v; DeepSeek-V3's FP8 framework keeps the AdamW moments in BF16 (Sec. 3.3.3,
+    # "Low-Precision Optimizer States": 4 + 2 + 2 bytes)
+    blockwise = ctx.fp8 and ctx.training.precision_recipe == "fp8_blockwise"
+    optim = (8.0 if blockwise else 12.0) * optimizer_shard(st, pr)
     # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
     # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them
     scores = np.where(~st.flash & (rec == 0), 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
@@ -870,7 +873,7 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # DeepSeek-V3's FP8 framework (blockwise scaling, Sec. 3.3.3) also caches the input of the MoE
     # SwiGLU in FP8 ("only cache the inputs of the SwiGLU operator and recompute its output ... also
     # stored in FP8"): one byte for the fc1 outputs of the routed and shared experts
-    if ctx.fp8 and model.moe is not None and ctx.training.precision_recipe == "fp8_blockwise":
+    if blockwise and model.moe is not None:
         g_moe = g_moe + float(ffn_matrices(model) - 1) * moe_f
     act_dense = ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense) * tokens / seq_shard
     act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe) * tokens / seq_shard
