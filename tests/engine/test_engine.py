@@ -209,7 +209,8 @@ def test_dualpipe_halves_the_bubble_and_keeps_two_parameter_copies() -> None:
     # DeepSeek-V3 Table 2: (PP/2 - 1)(F&B + B - 3W) against 1F1B's (PP - 1)(F + B): with B ~ 2F
     # (more with attention) and W ~ F, a bit under half of 1F1B's at pp 8 (3/7 x (F + 2B - 3W)/(F + B))
     assert 0.3 * one.breakdown["pp_bubble"] < dual.breakdown["pp_bubble"] < 0.5 * one.breakdown["pp_bubble"]
-    assert dual.memory.weights == pytest.approx(2 * one.memory.weights)
+    # two stages per rank (r and pp-1-r): the embedding's first stage pairs with the LM head's last
+    assert 1.9 * one.memory.weights < dual.memory.weights < 2.3 * one.memory.weights
     with pytest.raises(InfeasibleError, match="DualPipe"):
         estimate_step(_deepseek(pp_schedule="dualpipe", pp=1, dp=256), require_fit=False)
 

@@ -44,7 +44,7 @@ import numpy.typing as npt
 from wanka.engine.context import Context
 from wanka.engine.strategies import Strategies
 from wanka.network import bus_factor, collective_time, comm_group
-from wanka.workload import Gemm
+from wanka.workload import Gemm, expected_nodes_per_token, ffn_matrices
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
 
@@ -194,6 +194,20 @@ def _gemms_fwd_time(
             t_up = t_up + t_g
             f_up = f_up + flops
     return t_total, f_total, t_up, f_up
+
+
+def _distinct_domains(ctx: Context, n_dom: Arr) -> Arr:
+    """Expected distinct scale-up domains a token's routed experts occupy when EP spans ``n_dom``
+    domains (:func:`wanka.workload.expected_nodes_per_token`, node/group-limited routing honoured);
+    a fractional or non-dividing span takes uniform draws with replacement, N(1-(1-1/N)^k)."""
+    cfg = ctx.model.moe
+    assert cfg is not None
+    k = float(cfg.top_k)
+    out = n_dom * (1.0 - (1.0 - 1.0 / n_dom) ** k)
+    for d in np.unique(n_dom):
+        if d > 1 and float(d).is_integer() and cfg.n_experts % int(d) == 0:
+            out = np.where(n_dom == d, expected_nodes_per_token(ctx.model, int(d)), out)
+    return np.asarray(out)
 
 
 def routing_imbalance(ctx: Context, tokens: Arr, ep: Arr) -> Arr | float:
@@ -465,9 +479,18 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     c1, cm, c2 = f1 + b1 + r1, np.where(pp > 2, fm + bm + rm, 0.0), f2 + b2 + r2
     use_last = (c2 >= c1) & (c2 >= cm)
     use_mid = ~use_last & (cm > c1)
+    # DualPipe: rank r holds stage r of one direction and stage pp-1-r of the other and runs half the
+    # micro-batches through each (DeepSeek-V3 Sec. 3.2.1, Fig. 5), so a rank's work per micro-batch is
+    # the mean of its two stages: the first stage (embedding) pairs with the last (LM head), middle
+    # stages with middle ones
+    dual = st.dualpipe & (pp > 1)
+    use_pair = dual & ((c1 + c2) >= 2.0 * cm)
+    use_last = use_last & ~dual
+    use_mid = np.where(dual, ~use_pair, use_mid)
 
     def pick(a_last: Arr, a_mid: Arr, a_first: Arr) -> Arr:
-        return np.asarray(np.where(use_last, a_last, np.where(use_mid, a_mid, a_first)))
+        one = np.where(use_last, a_last, np.where(use_mid, a_mid, a_first))
+        return np.asarray(np.where(use_pair, 0.5 * (a_first + a_last), one))
 
     (dl, ml), (dm, mm), (d1, m1) = sh.layers["last"], sh.layers["mid"], sh.layers["first"]
     # the slowest model chunk paces the pipeline's warm-up and cool-down: a middle chunk of
@@ -585,13 +608,13 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     if sh.has_moe and model.moe is not None:
         k_top = float(model.moe.top_k)
         group = _group(ctx, ep, np.where(sh.folded, 1.0, tp * cp), ctx.a2a_contention)
-        # node-deduplicated dispatch (DeepEP): a token crosses the fabric once per remote domain that
-        # holds one of its top-k experts; with uniform routing over N domains that is
-        # (N-1)(1-(1-1/N)^k) domains instead of k(N-1)/N copies
+        # node-deduplicated dispatch (DeepEP normal mode; DeepSeek-V3 Sec. 3.2.2): a token crosses the
+        # fabric once per remote domain that holds one of its top-k experts, then NVLink forwards it to
+        # the expert ranks there; a plain all-to-all sends k(N-1)/N copies. The distinct domains per
+        # token come from the model's routing (node-limited routing caps them at M; _distinct_domains),
+        # the same share (N-1)/N of them remote as of the plain copies
         n_dom = np.maximum(1.0, ep / np.asarray(group.per_domain, dtype=float))
-        remote = (n_dom - 1.0) * (1.0 - (1.0 - 1.0 / n_dom) ** k_top)
-        plain = k_top * (n_dom - 1.0) / n_dom
-        dedup = np.where(st.deepep & (n_dom > 1), remote / np.maximum(plain, 1e-12), 1.0)
+        dedup = np.where(st.deepep & (n_dom > 1), _distinct_domains(ctx, n_dom) / k_top, 1.0)
         group = replace(group, remote_dedup=dedup)
         # FP8 dispatch (DeepSeek-V3 Sec. 3.3): the forward dispatch moves 1-byte activations, the
         # combine and both backward passes 2-byte ones
@@ -606,10 +629,17 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         total = np.zeros_like(tp)
         nbytes = np.zeros_like(tp)
     # with batch-level overlap (DualPipe; MCore --overlap-moe-expert-parallel-comm) the all-to-all
-    # of one micro-batch hides behind the other's compute, down to a floor share
+    # of one micro-batch hides behind the other's compute, down to a floor share. Only paired
+    # micro-batches overlap: the forward of one runs beside the backward of another, so the pipeline's
+    # warm-up forwards and cool-down backwards (pp - 1 micro-batches' worth; without a pipeline the
+    # first forward and the last backward, one) run alone (DeepSeek-V3 Sec. 3.2.1 and Fig. 5: the
+    # overlapped chunk pairs sit between DualPipe's warm-up and cool-down; Megatron-Core's combined
+    # 1F1B schedule pairs the steady-state forward and backward only)
     moe_compute = cm.nm_s * (3.0 * cm.moe["gemm"] + 3.5 * cm.moe["attn"])
     plain_exp = total * (1.0 - ctx.cal.ep_overlap_hidden)
+    alone = np.minimum(1.0, np.maximum(sh.pp - 1.0, 1.0) / sh.m_mb)
     overlapped = np.maximum(ctx.cal.ep_overlap_floor * total, total - moe_compute)
+    overlapped = alone * plain_exp + (1.0 - alone) * overlapped
     return Comm(
         exposed=np.where(st.ep_overlap, np.minimum(plain_exp, overlapped), plain_exp), nbytes=nbytes, charges=charges
     )
@@ -872,7 +902,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # 16-bit gradient shards (ZeRO paper Sec. 3.1: 2 + 2 + 12 bytes), FSDP's fp32 shard is itself the
     # optimizer's master copy (mixed precision: 4 + 4 + 8, plus the transient bf16 gathers in z3_buf)
     grads = np.where(z >= 2, pr.p_shard, pr.p_local) * np.where(z == 3, 2.0, 4.0) * copies
-    optim = 12.0 * optimizer_shard(st, pr)  # fp32 master + Adam m, v
+    # fp32 master + Adam m, v; DeepSeek-V3's FP8 framework keeps the AdamW moments in BF16 (Sec. 3.3.3,
+    # "Low-Precision Optimizer States": 4 + 2 + 2 bytes)
+    blockwise = ctx.fp8 and ctx.training.precision_recipe == "fp8_blockwise"
+    optim = (8.0 if blockwise else 12.0) * optimizer_shard(st, pr)
     # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
     # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them
     scores = np.where(~st.flash & (rec == 0), 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
@@ -886,6 +919,11 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     moe_f = float(model.moe.expert_ffn_hidden * (model.moe.top_k + model.moe.n_shared_experts)) if model.moe else 0.0
     g_dense = ctx.gemm_in_dense - np.where(drop, 2.0 * h + float(model.ffn_hidden), 0.0)
     g_moe = ctx.gemm_in_moe - np.where(drop, 2.0 * h + moe_f, 0.0)
+    # DeepSeek-V3's FP8 framework (blockwise scaling, Sec. 3.3.3) also caches the input of the MoE
+    # SwiGLU in FP8 ("only cache the inputs of the SwiGLU operator and recompute its output ... also
+    # stored in FP8"): one byte for the fc1 outputs of the routed and shared experts
+    if blockwise and model.moe is not None:
+        g_moe = g_moe + float(ffn_matrices(model) - 1) * moe_f
     act_dense = ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense) * tokens / seq_shard
     act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe) * tokens / seq_shard
     act_dense, act_moe = act_dense + scores, act_moe + scores
@@ -894,9 +932,12 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up). The first
     # stage holds the most, which is why layouts give it fewer layers: the busiest stage in memory
     # is the largest of first, middle and last
+    # DualPipe holds PP + 1 micro-batches' activations on every rank (DeepSeek-V3 Table 2: each rank
+    # runs the first stages of one direction and the last of the other)
     def inflight(r: Arr | float) -> Arr:
         inter = np.minimum(m_mb, pp) * (1.0 + (pp - 1.0 - 2.0 * r) / (pp * v))
-        return np.asarray(np.where(pp > 1, np.where(v > 1, inter, np.minimum(m_mb, pp - r)), 1.0))
+        one_f1b = np.where(v > 1, inter, np.minimum(m_mb, pp - r))
+        return np.asarray(np.where(pp > 1, np.where(st.dualpipe, np.minimum(m_mb, pp + 1.0), one_f1b), 1.0))
 
     # with full recompute a micro-batch in flight keeps only each layer's input (2·s·b·h bytes,
     # Korthikanti et al. 2022, Table 2); the one layer being recomputed in the backward holds its

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from wanka.engine import BREAKDOWN_KEYS, RECOMPUTE_CODES, Context, Strategies, evaluate_batch, make_context
+from wanka.engine.strategies import software_columns
 from wanka.errors import SpecError, WankaError
 from wanka.planner.pareto import ParetoPoint, pareto_front
 from wanka.planner.space import CHUNK_ROWS, SearchSpace, SpaceCounts, enumerate_space
@@ -438,9 +439,11 @@ def search(
     assert own.training is not None
     tokens = own.training.tokens
     parts, counts = [], {}
+    # the scenario's framework decides the schedule, dispatch and overlaps every candidate runs with
+    switches = software_columns(ParallelSpec(**scenario.software.switches())) if scenario.software else None
     for n in sizes:
         ctx = make_context(job_scenario(scenario, n))
-        st, cnt = enumerate_space(ctx, space)
+        st, cnt = enumerate_space(ctx, space, switches)
         counts[n] = cnt
         parts.append(_evaluate(ctx, st, tokens))
     t = _Table.concat(parts)

@@ -134,11 +134,13 @@ def _ep_candidates(ctx: Context, space: SearchSpace, dpc: int) -> list[int]:
     return [e for e in _divisors(moe.n_experts) if e <= cap and dpc % e == 0]
 
 
-def _columns(rows: Sequence[tuple[int, ...]], names: tuple[str, ...]) -> Strategies:
+def _columns(
+    rows: Sequence[tuple[int, ...]], names: tuple[str, ...], switches: dict[str, bool] | None = None
+) -> Strategies:
     a = np.asarray(rows, dtype=np.int64).reshape(-1, len(names))
     cols: dict[str, Any] = {k: a[:, i] for i, k in enumerate(names)}
     cols["sp"] = cols["tp"] > 1
-    return Strategies.from_columns(**cols)
+    return Strategies.from_columns(**(switches or {}), **cols)
 
 
 _SHAPE = ("tp", "cp", "pp", "dp", "ep")
@@ -146,7 +148,10 @@ _FULL = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "vpp", "zero", "recompute"
 
 
 def _memory_survivors(
-    ctx: Context, shapes: list[tuple[int, int, int, int, int]], space: SearchSpace
+    ctx: Context,
+    shapes: list[tuple[int, int, int, int, int]],
+    space: SearchSpace,
+    switches: dict[str, bool] | None = None,
 ) -> list[tuple[int, int, int, int, int]]:
     """Shapes with at least one least-memory variant (mb 1, full recompute, vpp 1) that fits."""
     if not shapes or not space.memory_prune:
@@ -154,17 +159,22 @@ def _memory_survivors(
     least_rec = max(space.recompute)
     mb = min(space.micro_batches)
     rows = [(*s, mb, 1, z, least_rec, 0) for s in shapes for z in space.zero]
-    res = evaluate_batch(ctx, _columns(rows, _FULL), 1.0)
+    res = evaluate_batch(ctx, _columns(rows, _FULL, switches), 1.0)
     fits = np.asarray(np.any(np.asarray(res.fits).reshape(len(shapes), len(space.zero)), axis=1), dtype=bool)
     return [s for i, s in enumerate(shapes) if fits[i]]
 
 
-def enumerate_space(ctx: Context, space: SearchSpace | None = None) -> tuple[Strategies, SpaceCounts]:
-    """Every candidate strategy for ``ctx``'s job after shape and memory pruning."""
+def enumerate_space(
+    ctx: Context, space: SearchSpace | None = None, switches: dict[str, bool] | None = None
+) -> tuple[Strategies, SpaceCounts]:
+    """Every candidate strategy for ``ctx``'s job after shape and memory pruning. ``switches``: the
+    software columns every candidate runs with (:func:`wanka.engine.strategies.software_columns` of
+    the scenario's framework; default: ParallelSpec's), so a framework's schedule (DualPipe), dispatch
+    (DeepEP) and overlaps take part in the ranking."""
     space = space or SearchSpace()
     counts = SpaceCounts()
     shapes = shape_candidates(ctx, space, counts)
-    kept = _memory_survivors(ctx, shapes, space)
+    kept = _memory_survivors(ctx, shapes, space, switches)
     counts.shapes_no_fit = len(shapes) - len(kept)
     counts.shapes_kept = len(kept)
     m = ctx.model
@@ -191,4 +201,4 @@ def enumerate_space(ctx: Context, space: SearchSpace | None = None) -> tuple[Str
                 field="search",
             )
     counts.strategies = len(rows)
-    return _columns(rows, _FULL), counts
+    return _columns(rows, _FULL, switches), counts

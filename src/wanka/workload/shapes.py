@@ -351,6 +351,10 @@ def selective_recompute_elems_per_token(model: ModelSpec, kind: LayerKind) -> tu
     if a is not None:
         saved += model.n_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)  # q_up output
         saved += model.n_heads * (a.qk_nope_head_dim + a.v_head_dim)  # kv_up output
+        # the per-head keys' rotary part is one shared 64-wide key broadcast over the heads (DeepSeek-V2
+        # Sec. 2.1.3, decoupled RoPE): the recomputed up-projection rebuilds the per-head copy from the
+        # stored latent, so only the shared key is kept
+        saved += (model.n_heads - 1) * a.qk_rope_head_dim
     return saved, traffic
 
 
