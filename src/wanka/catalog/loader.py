@@ -1,7 +1,7 @@
 """Loads the catalog data files once and looks entries up by name or alias (case-insensitive).
 
 The built catalog (SI records and raw rows) is cached beside the bytecode
-(``data/__pycache__/catalog.TAG.pickle``), keyed by the SHA-256 of the six data files and of the code
+(``data/__pycache__/catalog.TAG.pickle``), keyed by the SHA-256 of its data files and of the code
 that turns them into records (this module, ``entries.py``, ``wanka.units``, ``wanka.yamlio``): a changed
 file or a changed conversion builds it again; a damaged cache is ignored; with a hit neither YAML
 nor the entry models' validators are touched (they are built on first use: ``defer_build``). The
