@@ -29,6 +29,7 @@ def _codes(v: Any, table: dict[str, int]) -> Any:
         return [table[x] for x in v]
     return v
 
+
 IntArr = npt.NDArray[np.int64]
 BoolArr = npt.NDArray[np.bool_]
 
