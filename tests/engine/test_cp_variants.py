@@ -19,7 +19,7 @@ from wanka.cli import main
 from wanka.engine import REASONS, Strategies, estimate_many, estimate_step, make_context
 from wanka.engine.core import COMM_KEYS, LINKS
 from wanka.errors import InfeasibleError
-from wanka.planner.space import SearchSpace, enumerate_space
+from wanka.planner.space import SearchSpace, cp_comm_candidates, enumerate_space
 from wanka.spec import Scenario, load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,20 +200,45 @@ def test_plan_rejects_an_invalid_ulysses_layout_with_one_error_line(
 
 
 # ---------------------------------------------------------------- search
-def test_search_enumerates_cp_comm_type_where_cp_gt_1_and_prunes_ulysses() -> None:
-    ctx = make_context(_sc(nodes=2, gbs=16))
-    st, _ = enumerate_space(ctx, SearchSpace(micro_batches=(1,), zero=(1,), recompute=(1,)))
-    for cp in np.unique(st.cp):
-        kinds = set(st.cp_comm[st.cp == cp].tolist())
-        assert kinds == ({0} if cp == 1 else kinds)
-        if cp > 1:
-            assert {0, 1} <= kinds
-    # llama3-8b: 8 KV heads. tp 1 cp 8 admits Ulysses, tp 4 (2 KV heads per rank) cp 4 does not
-    assert 2 in set(st.cp_comm[(st.tp == 1) & (st.cp == 8)].tolist())
-    assert 2 not in set(st.cp_comm[(st.tp == 4) & (st.cp == 4)].tolist())
-    # every enumerated row passes the engine's rules on shape
-    b = estimate_many(_sc(nodes=2, gbs=16), st)
-    assert np.all(np.asarray(b.reason) < 0)
+def test_search_picks_each_shapes_fastest_valid_exchange() -> None:
+    sc = _sc(nodes=2, gbs=16)
+    ctx = make_context(sc)
+    space = SearchSpace(micro_batches=(1,), zero=(1,), recompute=(1,))
+    st, _ = enumerate_space(ctx, space)
+    assert set(st.cp_comm[st.cp == 1].tolist()) == {0}
+    # the candidates: ring and all-gather always; Ulysses only where cp splits the heads per tp rank
+    # (llama3-8b: 32 heads, 8 KV heads); hierarchical only where it differs from both
+    assert cp_comm_candidates(ctx, space, 1, 8) == [0, 1, 2]
+    # tp 4: 2 KV heads per rank (no Ulysses over 4), 2 cp ranks per node (a2a over 2, ring of 2 across)
+    assert cp_comm_candidates(ctx, space, 4, 4) == [0, 1, 3]
+    assert cp_comm_candidates(ctx, space, 8, 2) == [0, 1]  # 1 KV head per rank, 1 cp rank per node
+    assert cp_comm_candidates(ctx, space, 2, 16) == [0, 1, 3]
+    # one exchange per shape, the fastest of its candidates at the settings it was picked at
+    seen = set()
+    for i in np.flatnonzero((st.cp > 1) & (st.vpp == 1)):
+        shape = (int(st.tp[i]), int(st.cp[i]), int(st.pp[i]), int(st.dp[i]))
+        if shape in seen:
+            continue
+        seen.add(shape)
+        kinds = cp_comm_candidates(ctx, space, shape[0], shape[1])
+        row = {k: int(getattr(st, k)[i]) for k in ("tp", "cp", "pp", "dp", "micro_batch", "zero", "recompute")}
+        b = estimate_many(sc, Strategies.from_columns(**{k: [v] * len(kinds) for k, v in row.items()}, cp_comm=kinds))
+        steps = np.where(np.asarray(b.reason) == -1, b.step_time_s, np.inf)
+        chosen = kinds.index(int(st.cp_comm[i]))
+        assert steps[chosen] == steps.min() or not np.isfinite(steps.min())
+    assert seen
+    # every enumerated row passes the engine's shape rules
+    assert np.all(np.asarray(estimate_many(sc, st).reason) < 0)
+
+
+def test_search_prefers_all_to_all_inside_the_node_for_a_long_ring_across_nodes() -> None:
+    # Llama 3 8B, 131,072 tokens, tp 1 cp 16 on 16 nodes: a2a over the node's 8 ranks + a 2-rank ring
+    sc = _sc(nodes=16, seq=131072)
+    ctx = make_context(sc)
+    space = SearchSpace(micro_batches=(1,), zero=(1,), recompute=(1,))
+    st, _ = enumerate_space(ctx, space)
+    pick = set(st.cp_comm[(st.tp == 1) & (st.cp == 16) & (st.pp == 1)].tolist())
+    assert pick == {3}
 
 
 # ---------------------------------------------------------------- physics over random jobs
