@@ -529,6 +529,20 @@ def cp_buffer_bytes(ctx: Context, st: Strategies, sh: Shape) -> Arr:
     return np.asarray(np.where(sh.cp > 1, ag + a2a, 0.0))
 
 
+def _rows_time(
+    ctx: Context, op: str, nbytes: Arr, size: Arr, stride: Arr, contention: float, rows: npt.NDArray[np.bool_]
+) -> Arr:
+    """Time of one ``op`` per strategy, computed only for ``rows`` (0 elsewhere): a variant a few
+    strategies of a large batch use does not time its collectives for all of them."""
+    out = np.zeros_like(size, dtype=float)
+    idx = np.flatnonzero(rows)
+    if idx.size:
+        group = _group(ctx, size[idx], stride[idx], contention)
+        nb = np.broadcast_to(np.asarray(nbytes, dtype=float), size.shape)[idx]
+        out[idx] = np.asarray(collective_time(op, nb, group).time_s)
+    return out
+
+
 def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Comm:
     """Context-parallel attention per ``cp_comm_type``, exposed per micro-batch (forward + backward).
 
@@ -585,10 +599,10 @@ def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Co
         # all-gather K and V (each cp·kv/2 gathered), forward and again backward; reduce-scatter dK, dV
         g_cp = _group(ctx, cp, tp, ctx.ring_contention)
         full = cp * kv_block / 2.0  # one gathered K (or V) buffer
-        t_ag = np.asarray(collective_time("all_gather", full, g_cp).time_s)
-        t_rs = np.asarray(collective_time("reduce_scatter", full, g_cp).time_s)
-        copies = _hbm_time(ctx, 11.0 * cp * kv_block)
         on = (code == 1) & (cp > 1)
+        t_ag = _rows_time(ctx, "all_gather", full, cp, tp, ctx.ring_contention, on)
+        t_rs = _rows_time(ctx, "reduce_scatter", full, cp, tp, ctx.ring_contention, on)
+        copies = _hbm_time(ctx, 11.0 * cp * kv_block)
         exposed = exposed + np.where(on, 4.0 * t_ag + 2.0 * t_rs + copies, 0.0)
         nbytes = nbytes + np.where(on, 3.0 * (cp - 1.0) * kv_block, 0.0)
         calls = np.where(on, sh.m_mb * layers_s, 0.0)
@@ -597,11 +611,12 @@ def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Co
         # Ulysses all-to-all inside groups of a ranks (stride tp): Q, K, V, O forward (2 q-sized and 2
         # kv/2-sized calls), O, dO, dQ, dK, dV backward (3 and 2); dense jobs have no simulated
         # all-to-all contention, so the fabric's ring slowdown stands in
-        g_a = _group(ctx, a, tp, max(ctx.a2a_contention, ctx.ring_contention))
-        t_q = np.asarray(collective_time("all_to_all", q_block, g_a).time_s)
-        t_k = np.asarray(collective_time("all_to_all", kv_block / 2.0, g_a).time_s)
-        copies = _hbm_time(ctx, 4.0 * (5.0 * q_block + 2.0 * kv_block))
+        contention = max(ctx.a2a_contention, ctx.ring_contention)
+        g_a = _group(ctx, a, tp, contention)
         on = a > 1
+        t_q = _rows_time(ctx, "all_to_all", q_block, a, tp, contention, on)
+        t_k = _rows_time(ctx, "all_to_all", kv_block / 2.0, a, tp, contention, on)
+        copies = _hbm_time(ctx, 4.0 * (5.0 * q_block + 2.0 * kv_block))
         exposed = exposed + np.where(on, 5.0 * t_q + 4.0 * t_k + copies, 0.0)
         nbytes = nbytes + np.where(on, (a - 1.0) / a * (5.0 * q_block + 2.0 * kv_block), 0.0)
         calls = np.where(on, sh.m_mb * layers_s, 0.0)
