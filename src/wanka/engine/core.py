@@ -537,9 +537,11 @@ def _rows_time(
     out = np.zeros_like(size, dtype=float)
     idx = np.flatnonzero(rows)
     if idx.size:
-        group = _group(ctx, size[idx], stride[idx], contention)
+        # a search batch repeats few (bytes, ranks, stride) triples: time each distinct one once
         nb = np.broadcast_to(np.asarray(nbytes, dtype=float), size.shape)[idx]
-        out[idx] = np.asarray(collective_time(op, nb, group).time_s)
+        keys, inverse = np.unique(np.stack([nb, size[idx], stride[idx]]), axis=1, return_inverse=True)
+        group = _group(ctx, keys[1], keys[2], contention)
+        out[idx] = np.asarray(collective_time(op, keys[0], group).time_s, dtype=float)[np.ravel(inverse)]
     return out
 
 

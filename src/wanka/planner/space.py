@@ -189,17 +189,18 @@ def _cp_comm_choice(
     ctx: Context, shapes: list[tuple[int, int, int, int, int]], space: SearchSpace
 ) -> dict[tuple[int, int, int, int, int], int]:
     """Each shape's context-parallel exchange: the fastest that fits at the least-memory settings (mb
-    min, vpp 1, the largest recompute) over the ZeRO stages tried; the ring when none fits."""
+    min, vpp 1, the largest recompute and ZeRO stage tried); the ring when none fits."""
     least_rec = max(space.recompute)
     mb = min(space.micro_batches)
+    z = max(space.zero)
     rows: list[tuple[int, ...]] = []
     keys: list[tuple[tuple[int, int, int, int, int], int]] = []
     for sh in shapes:
         kinds = cp_comm_candidates(ctx, space, sh[0], sh[1])
         if len(kinds) > 1:
             for c in kinds:
-                rows.extend((*sh, mb, 1, z, least_rec, 0, c) for z in space.zero)
-                keys.extend((sh, c) for _ in space.zero)
+                rows.append((*sh, mb, 1, z, least_rec, 0, c))
+                keys.append((sh, c))
     choice = {sh: (cp_comm_candidates(ctx, space, sh[0], sh[1]) or [0])[0] for sh in shapes}
     if not rows:
         return choice
