@@ -94,6 +94,7 @@ def test_every_returned_strategy_is_feasible_fits_and_spans_the_job(
             zero=[c.zero],
             recompute=[c.recompute],
             sp=[c.sp],
+            cp_comm=[c.cp_comm_type],
         )
         again = evaluate_batch(ctx, st, sc.training.tokens)  # type: ignore[union-attr]
         assert int(again.reason[0]) == -1

@@ -74,8 +74,10 @@ def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> No
         f"[bold]{sc.model.name}[/] {tx('on')} [bold]{sc.name}[/] · {r.gpus:,} × {sc.cluster.accelerator} · "
         f"{sc.training.precision.upper()}"
     )
+    cp_kind = f" ({st.get('cp_comm_type', 'p2p')})" if int(st["cp"]) > 1 else ""
     console.print(
-        f"{lbl('strategy', 10)}tp {st['tp']} · pp {st['pp']} (vpp {st['vpp']}) · dp {st['dp']} · cp {st['cp']} · "
+        f"{lbl('strategy', 10)}tp {st['tp']} · pp {st['pp']} (vpp {st['vpp']}) · dp {st['dp']} · "
+        f"cp {st['cp']}{cp_kind} · "
         f"ep {st['ep']} · zero {st['zero']} · {tx('recompute')} {st['recompute']} · micro-batch {st['micro_batch']} · "
         f"{tx('global batch')} {sc.training.global_batch_seqs:,} × {sc.seq_len:,} tok"
     )

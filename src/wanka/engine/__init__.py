@@ -12,11 +12,12 @@ from wanka.engine.context import Context, make_context
 from wanka.engine.core import BREAKDOWN_KEYS, MEMORY_KEYS
 from wanka.engine.feasibility import REASONS
 from wanka.engine.result import MemoryBreakdown, StepResult
-from wanka.engine.strategies import RECOMPUTE_CODES, Strategies
+from wanka.engine.strategies import CP_COMM_CODES, RECOMPUTE_CODES, Strategies
 from wanka.engine.trace import chrome_trace
 
 __all__ = [
     "BREAKDOWN_KEYS",
+    "CP_COMM_CODES",
     "MEMORY_KEYS",
     "REASONS",
     "RECOMPUTE_CODES",

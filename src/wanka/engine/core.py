@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from wanka.engine.context import Context
+from wanka.engine.feasibility import cp_a2a_size
 from wanka.engine.strategies import Strategies
 from wanka.network import bus_factor, collective_time, comm_group
 from wanka.workload import Gemm, expected_nodes_per_token, ffn_matrices
@@ -570,18 +571,89 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     )
 
 
+def _cp_blocks(ctx: Context, sh: Shape) -> tuple[Arr, Arr]:
+    """Bytes of this rank's K and V (``kv_block``) and of its Q (= its attention output O) for one
+    micro-batch and one layer: ``tokens`` local tokens x heads per tp rank x head dims."""
+    model, tp = ctx.model, sh.tp
+    s = float(ctx.seq_len)
+    dqk_dv = ctx.attn_flops_per_token / (2.0 * s * model.n_heads)  # d_qk + d_v
+    kv_heads = float(model.n_heads if model.attention is not None else model.n_kv_heads)
+    kv_block = sh.tokens * np.maximum(kv_heads / tp, 1.0) * dqk_dv * ctx.act_bytes
+    q_block = sh.tokens * float(model.n_heads) / tp * (dqk_dv / 2.0) * ctx.act_bytes
+    return np.asarray(kv_block), np.asarray(q_block)
+
+
+def cp_buffer_bytes(ctx: Context, st: Strategies, sh: Shape) -> Arr:
+    """Transient bytes one layer's context-parallel attention holds beyond the saved activations.
+
+    all_gather: the gathered full-sequence K/V (``cp·kv_block``), its chunk-reordered copy, and in
+    the backward the full-length dK/dV before their reduce-scatter: 3 x the layer's full-sequence K/V
+    (Transformer Engine ``AttnFuncWithCPAndKVAllGather``). a2a / a2a+p2p: the permuted input and the
+    output buffer of each all-to-all, at most O and dO (or Q, K, V) at once: ``2·(2·q + kv)``
+    (``flash_attn_a2a_communicate``); the saved Q/K/V/O are the same bytes in head-sharded layout
+    (full sequence, heads/cp). p2p: the ring's in-flight K/V blocks are left out (a few blocks, as
+    before this model had variants).
+    """
+    kv_block, q_block = _cp_blocks(ctx, sh)
+    a = cp_a2a_size(ctx, st).astype(float)
+    ag = np.where(st.cp_comm == 1, 3.0 * sh.cp * kv_block, 0.0)
+    a2a = np.where(a > 1, 2.0 * (2.0 * q_block + kv_block), 0.0)
+    return np.asarray(np.where(sh.cp > 1, ag + a2a, 0.0))
+
+
+def _rows_time(
+    ctx: Context, op: str, nbytes: Arr, size: Arr, stride: Arr, contention: float, rows: npt.NDArray[np.bool_]
+) -> Arr:
+    """Time of one ``op`` per strategy, computed only for ``rows`` (0 elsewhere): a variant a few
+    strategies of a large batch use does not time its collectives for all of them."""
+    out = np.zeros_like(size, dtype=float)
+    idx = np.flatnonzero(rows)
+    if idx.size:
+        # a search batch repeats few (bytes, ranks, stride) triples: time each distinct one once
+        nb = np.broadcast_to(np.asarray(nbytes, dtype=float), size.shape)[idx]
+        keys, inverse = np.unique(np.stack([nb, size[idx], stride[idx]]), axis=1, return_inverse=True)
+        group = _group(ctx, keys[1], keys[2], contention)
+        out[idx] = np.asarray(collective_time(op, keys[0], group).time_s, dtype=float)[np.ravel(inverse)]
+    return out
+
+
 def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Comm:
-    """Ring attention: (cp-1) K/V block exchanges per layer, overlapped with attention, plus the
-    per-hop merge of partial outputs. Exposed per micro-batch."""
+    """Context-parallel attention per ``cp_comm_type``, exposed per micro-batch (forward + backward).
+
+    With ``T`` local tokens, ``kv`` = this rank's K+V bytes and ``q`` its Q (= O) bytes per layer:
+
+    p2p (ring; Liu et al. 2023 Ring Attention, Megatron-Core CP): ``cp-1`` K/V block exchanges forward
+      and ``2(cp-1)`` backward (K/V and dK/dV), hidden behind the attention of the step before; each
+      hop also merges its partial output into the running one (online-softmax rescale of the fp32
+      output and statistics, memory-bound, never hidden): ``3(cp-1)`` merges. Traffic ``3(cp-1)·kv``.
+    all_gather (Llama 3 paper Sec. 3.3.2; TE ``AttnFuncWithCPAndKVAllGather``): all-gather K and V
+      before attention (forward), again in the backward, then reduce-scatter dK and dV; on the critical
+      path ("the all-gather communication latency is exposed"), plus the memory-bound reorder / slice
+      copies of the gathered K/V (4 passes forward, 7 backward with the full-length dK/dV). The two
+      load-balanced query chunks each attend to their whole causal prefix: no merges. Traffic
+      ``3(cp-1)·kv`` over NCCL's all-gather / reduce-scatter.
+    a2a (DeepSpeed-Ulysses, Jacobs et al. 2023; TE ``AttnFuncWithCPAndQKVOA2A``): all-to-all of Q, K, V
+      (sequence-sharded to head-sharded) and of O back; backward O, dO, then dQ, dK, dV. Exposed; each
+      all-to-all'd tensor is permuted before and reordered after (2 read+write passes). Traffic
+      ``(cp-1)/cp·(5q + 2kv)``; the attention runs once over the whole sequence on heads/cp.
+    a2a+p2p (hierarchical CP, TE >= 1.12; USP, Fang & Zhao 2024): the a2a above inside groups of
+      ``a`` ranks (``cp_a2a_size``, default the cp ranks of one scale-up domain), a ring of ``cp/a``
+      ranks across them on heads/a: ``(a-1)/a·(5q + 2kv) + 3(cp/a-1)·kv``.
+
+    Full recompute's second forward is not counted for any variant (as the ring always was).
+    """
     model, tp, cp = ctx.model, sh.tp, sh.cp
     if not np.any(cp > 1):
         return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
     s = float(ctx.seq_len)
-    group = _group(ctx, cp, tp, ctx.ring_contention)
+    code = st.cp_comm
+    a = cp_a2a_size(ctx, st).astype(float)
+    ring = (code == 0) | (code == 3)
+    r = cp / a  # ring ranks (cp for p2p)
+    group = _group(ctx, r, tp * a, ctx.ring_contention)
     dqk_dv = ctx.attn_flops_per_token / (2.0 * s * model.n_heads)  # d_qk + d_v
-    kv_heads = float(model.n_heads if model.attention is not None else model.n_kv_heads)
-    kv_block = sh.tokens * np.maximum(kv_heads / tp, 1.0) * dqk_dv * ctx.act_bytes
-    t_kv = np.asarray(collective_time("send_recv", kv_block, group).time_s) * (cp - 1.0)
+    kv_block, q_block = _cp_blocks(ctx, sh)
+    t_kv = np.asarray(collective_time("send_recv", kv_block, group).time_s) * (r - 1.0)
     layers_s = cm.layers_s
     attn_f = cm.nd_s * cm.dense["attn"] + cm.nm_s * cm.moe["attn"]
     per_layer_attn = np.where(layers_s > 0, attn_f / np.maximum(layers_s, 1.0), 0.0)
@@ -592,10 +664,41 @@ def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Co
     # pass that no overlap hides: (cp - 1) forward, 2 (cp - 1) backward
     q_heads = float(model.n_heads) / tp
     merge = _hbm_time(ctx, 2.0 * sh.tokens * q_heads * (dqk_dv / 2.0 + 1.0) * 4.0)
+    ring_exp = np.where(ring & (r > 1), cp_fwd + cp_bwd + 3.0 * (r - 1.0) * merge, 0.0)
+    ring_calls = np.where(ring & (r > 1), sh.m_mb * 3.0 * (r - 1.0) * layers_s, 0.0)
+    exposed = ring_exp
+    nbytes = np.where(ring, 3.0 * kv_block * (r - 1.0), 0.0)
+    charges: list[tuple[Arr | float, str, Arr | float, Any]] = [(ring_calls, "send_recv", kv_block, group)]
+    if np.any((code == 1) & (cp > 1)):
+        # all-gather K and V (each cp·kv/2 gathered), forward and again backward; reduce-scatter dK, dV
+        g_cp = _group(ctx, cp, tp, ctx.ring_contention)
+        full = cp * kv_block / 2.0  # one gathered K (or V) buffer
+        on = (code == 1) & (cp > 1)
+        t_ag = _rows_time(ctx, "all_gather", full, cp, tp, ctx.ring_contention, on)
+        t_rs = _rows_time(ctx, "reduce_scatter", full, cp, tp, ctx.ring_contention, on)
+        copies = _hbm_time(ctx, 11.0 * cp * kv_block)
+        exposed = exposed + np.where(on, 4.0 * t_ag + 2.0 * t_rs + copies, 0.0)
+        nbytes = nbytes + np.where(on, 3.0 * (cp - 1.0) * kv_block, 0.0)
+        calls = np.where(on, sh.m_mb * layers_s, 0.0)
+        charges += [(4.0 * calls, "all_gather", full, g_cp), (2.0 * calls, "reduce_scatter", full, g_cp)]
+    if np.any(a > 1):
+        # Ulysses all-to-all inside groups of a ranks (stride tp): Q, K, V, O forward (2 q-sized and 2
+        # kv/2-sized calls), O, dO, dQ, dK, dV backward (3 and 2); dense jobs have no simulated
+        # all-to-all contention, so the fabric's ring slowdown stands in
+        contention = max(ctx.a2a_contention, ctx.ring_contention)
+        g_a = _group(ctx, a, tp, contention)
+        on = a > 1
+        t_q = _rows_time(ctx, "all_to_all", q_block, a, tp, contention, on)
+        t_k = _rows_time(ctx, "all_to_all", kv_block / 2.0, a, tp, contention, on)
+        copies = _hbm_time(ctx, 4.0 * (5.0 * q_block + 2.0 * kv_block))
+        exposed = exposed + np.where(on, 5.0 * t_q + 4.0 * t_k + copies, 0.0)
+        nbytes = nbytes + np.where(on, (a - 1.0) / a * (5.0 * q_block + 2.0 * kv_block), 0.0)
+        calls = np.where(on, sh.m_mb * layers_s, 0.0)
+        charges += [(5.0 * calls, "all_to_all", q_block, g_a), (4.0 * calls, "all_to_all", kv_block / 2.0, g_a)]
     return Comm(
-        exposed=np.where(cp > 1, (cp_fwd + cp_bwd + 3.0 * (cp - 1.0) * merge) * layers_s, 0.0),
-        nbytes=np.where(cp > 1, 3.0 * kv_block * (cp - 1.0) * layers_s, 0.0),
-        charges=((np.where(cp > 1, sh.m_mb * 3.0 * (cp - 1.0) * layers_s, 0.0), "send_recv", kv_block, group),),
+        exposed=np.where(cp > 1, exposed * layers_s, 0.0),
+        nbytes=np.where(cp > 1, nbytes * layers_s, 0.0),
+        charges=tuple(charges),
     )
 
 
@@ -970,9 +1073,11 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         + ((ep > 1) if sh.has_moe else 0.0)
         + ((pr.edp > 1) if sh.has_moe else 0.0)
     )
+    cp_buf = cp_buffer_bytes(ctx, st, sh)  # one layer's transient CP buffers (all-gather, all-to-all)
     buffers = (
         buffers
-        + ctx.cal.allocator_fragmentation * (activations + z3_buf)
+        + cp_buf
+        + ctx.cal.allocator_fragmentation * (activations + z3_buf + cp_buf)
         + ctx.cal.nccl_bytes_per_communicator * n_comms
     )
     return Memory(weights=weights, gradients=grads, optimizer=optim, activations=activations, buffers=buffers)

@@ -8,7 +8,7 @@ import numpy.typing as npt
 from wanka.engine.context import Context
 from wanka.engine.strategies import Strategies
 
-__all__ = ["REASONS", "check"]
+__all__ = ["REASONS", "check", "cp_a2a_size"]
 
 REASONS = (
     "world size: tp·pp·dp·cp must equal the job's GPUs",
@@ -26,6 +26,10 @@ REASONS = (
     "vpp > 1 needs pp > 1",
     "DualPipe needs an even pp >= 2 and no interleaving",
     "zero_shard_group must divide dp·cp",
+    "cp_comm_type a2a: cp must divide the attention heads and the KV heads per tp rank (Ulysses all-to-all "
+    "splits heads over cp)",
+    "cp_comm_type a2a+p2p: the all-to-all group (cp_a2a_size) must divide cp, the attention heads and the KV "
+    "heads per tp rank",
 )
 
 
@@ -64,4 +68,27 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
     rule(12, (st.vpp > 1) & (st.pp == 1))
     rule(13, st.dualpipe & ((st.pp < 2) | (st.pp % 2 != 0) | (st.vpp > 1)))
     rule(14, (st.shard > 0) & ((st.dp * st.cp) % np.maximum(st.shard, 1) != 0))
+    # Ulysses (DeepSpeed-Ulysses; TE AttnFuncWithCPAndQKVOA2A) gives each cp rank heads/cp whole heads
+    # of Q and of K/V; with tp > kv heads each tp rank holds one replicated KV head, which cannot split
+    q_heads = m.n_heads // st.tp
+    kv_heads = np.maximum(kv // st.tp, 1)
+    a2a = cp_a2a_size(ctx, st)
+
+    def splits(g: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        return np.asarray((q_heads % g == 0) & (kv_heads % g == 0))
+
+    rule(15, (st.cp_comm == 2) & (st.cp > 1) & ~splits(st.cp))
+    rule(16, (st.cp_comm == 3) & (st.cp > 1) & ((st.cp % a2a != 0) | ~splits(a2a)))
     return code
+
+
+def cp_a2a_size(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
+    """Ranks of the all-to-all group of each strategy's context parallelism: cp for ``a2a``, the inner
+    group of ``a2a+p2p`` (given, or the cp ranks that share a scale-up domain: cp ranks sit ``tp`` apart
+    in Megatron's rank order), 1 for ``p2p`` and ``all_gather``."""
+    domain = int(ctx.cluster.scale_up.domain_size)
+    auto = np.minimum(st.cp, np.maximum(1, domain // np.maximum(st.tp, 1)))
+    # the largest power-of-two divisor of cp that fits the domain (cp is searched in powers of two)
+    auto = np.asarray(np.gcd(st.cp, auto), dtype=np.int64)
+    inner = np.where(st.cp_a2a > 0, st.cp_a2a, auto)
+    return np.asarray(np.where(st.cp_comm == 2, st.cp, np.where(st.cp_comm == 3, inner, 1)), dtype=np.int64)

@@ -11,10 +11,24 @@ import numpy.typing as npt
 
 from wanka.spec.training import ParallelSpec
 
-__all__ = ["RECOMPUTE_CODES", "Strategies", "software_columns"]
+__all__ = ["CP_COMM_CODES", "RECOMPUTE_CODES", "Strategies", "software_columns"]
 
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
 _NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
+# context-parallel attention exchange (ParallelSpec.cp_comm_type): 0 ring, 1 all-gather, 2 Ulysses
+# all-to-all, 3 all-to-all inside groups + ring across them
+CP_COMM_CODES = {"p2p": 0, "all_gather": 1, "a2a": 2, "a2a+p2p": 3}
+_CP_NAMES = {v: k for k, v in CP_COMM_CODES.items()}
+
+
+def _codes(v: Any, table: dict[str, int]) -> Any:
+    """Names (one or a list) to their integer codes; integers pass through."""
+    if isinstance(v, str):
+        return table[v]
+    if isinstance(v, list | tuple) and v and isinstance(v[0], str):
+        return [table[x] for x in v]
+    return v
+
 
 IntArr = npt.NDArray[np.int64]
 BoolArr = npt.NDArray[np.bool_]
@@ -39,7 +53,9 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
 @dataclass(frozen=True)
 class Strategies:
     """Parallel strategies, column-wise. ``recompute``: 0 none, 1 selective, 2 full. ``shard``: the
-    ZeRO shard-group size (hybrid sharding), 0 = all dp·cp ranks."""
+    ZeRO shard-group size (hybrid sharding), 0 = all dp·cp ranks. ``cp_comm``: the context-parallel
+    exchange (:data:`CP_COMM_CODES`); ``cp_a2a``: the inner all-to-all group of ``a2a+p2p``, 0 = the cp
+    ranks of one scale-up domain."""
 
     tp: IntArr
     pp: IntArr
@@ -62,6 +78,8 @@ class Strategies:
     deepep: BoolArr
     dualpipe: BoolArr
     shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
+    cp_comm: IntArr  # CP_COMM_CODES
+    cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain
 
     def __len__(self) -> int:
         return int(self.tp.shape[0])
@@ -86,6 +104,8 @@ class Strategies:
             sp=np.array([s.sp for s in specs], dtype=bool),
             **{k: np.array([sw[k] for sw in switches], dtype=bool) for k in software_columns(ParallelSpec())},
             shard=np.array([s.zero_shard_group or 0 for s in specs], dtype=np.int64),
+            cp_comm=np.array([CP_COMM_CODES[s.cp_comm_type] for s in specs], dtype=np.int64),
+            cp_a2a=np.array([s.cp_a2a_size or 0 for s in specs], dtype=np.int64),
         )
 
     @classmethod
@@ -98,11 +118,8 @@ class Strategies:
             v = cols.get(name, default)
             return np.broadcast_to(np.asarray(v, dtype=dtype), (n,)).copy()
 
-        rec = cols.get("recompute", d.recompute)
-        if isinstance(rec, str):
-            rec = RECOMPUTE_CODES[rec]
-        elif isinstance(rec, list | tuple) and rec and isinstance(rec[0], str):
-            rec = [RECOMPUTE_CODES[r] for r in rec]
+        rec = _codes(cols.get("recompute", d.recompute), RECOMPUTE_CODES)
+        cpc = _codes(cols.get("cp_comm", d.cp_comm_type), CP_COMM_CODES)
         return cls(
             tp=get("tp", 1, np.int64),
             pp=get("pp", 1, np.int64),
@@ -116,6 +133,8 @@ class Strategies:
             sp=get("sp", d.sp, bool),
             **{k: get(k, v, bool) for k, v in software_columns(d).items()},
             shard=get("shard", 0, np.int64),
+            cp_comm=np.broadcast_to(np.asarray(cpc, dtype=np.int64), (n,)).copy(),
+            cp_a2a=get("cp_a2a", 0, np.int64),
         )
 
     def row(self, i: int) -> dict[str, object]:
@@ -131,4 +150,6 @@ class Strategies:
             "recompute": _NAMES[int(self.recompute[i])],
             "sp": bool(self.sp[i]),
             "zero_shard_group": int(self.shard[i]) or None,
+            "cp_comm_type": _CP_NAMES[int(self.cp_comm[i])],
+            "cp_a2a_size": int(self.cp_a2a[i]) or None,
         }

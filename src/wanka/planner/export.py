@@ -22,6 +22,16 @@ def _iters(sc: Scenario) -> int:
     return max(1, math.ceil(sc.training.tokens / (sc.training.global_batch_seqs * sc.seq_len)))
 
 
+def _cp_a2a(sc: Scenario) -> int:
+    """The all-to-all group of hierarchical CP: as given, or the cp ranks of one scale-up domain (the
+    engine's rule, :func:`wanka.engine.feasibility.cp_a2a_size`)."""
+    p = sc.parallel
+    assert p is not None
+    if p.cp_a2a_size:
+        return p.cp_a2a_size
+    return math.gcd(p.cp, min(p.cp, max(1, sc.cluster.scale_up.domain_size // p.tp)))
+
+
 def _megatron(sc: Scenario) -> list[str]:
     m, t, p = sc.model, sc.training, sc.parallel
     assert m is not None and t is not None and p is not None
@@ -32,7 +42,10 @@ def _megatron(sc: Scenario) -> list[str]:
     if p.vpp > 1:
         a.append(f"--num-layers-per-virtual-pipeline-stage {max(1, m.n_layers // (p.pp * p.vpp))}")
     if p.cp > 1:
-        a.append(f"--context-parallel-size {p.cp}")
+        a += [f"--context-parallel-size {p.cp}", f"--cp-comm-type {p.cp_comm_type}"]
+        if p.cp_comm_type == "a2a+p2p":
+            inner = _cp_a2a(sc)
+            a.append(f"--hierarchical-context-parallel-sizes {inner} {p.cp // inner}")
     if m.moe is not None:
         a += [
             f"--expert-model-parallel-size {p.ep}",
@@ -112,6 +125,11 @@ def _nemo(sc: Scenario) -> list[str]:
         f"trainer.devices={min(sc.gpus, sc.cluster.gpus_per_node)}",
         "trainer.plugins.precision=" + ("16-mixed" if t.precision == "fp16" else "bf16-mixed"),
     ]
+    if p.cp > 1:
+        a.append(f"model.config.cp_comm_type={p.cp_comm_type}")
+        if p.cp_comm_type == "a2a+p2p":
+            inner = _cp_a2a(sc)
+            a.append(f"model.config.hierarchical_context_parallel_sizes=[{inner},{p.cp // inner}]")
     if p.zero >= 3:
         a.append(f"{s}.fsdp=megatron")
     if p.recompute != "none":

@@ -26,7 +26,15 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from wanka.engine import BREAKDOWN_KEYS, RECOMPUTE_CODES, Context, Strategies, evaluate_batch, make_context
+from wanka.engine import (
+    BREAKDOWN_KEYS,
+    CP_COMM_CODES,
+    RECOMPUTE_CODES,
+    Context,
+    Strategies,
+    evaluate_batch,
+    make_context,
+)
 from wanka.engine.strategies import software_columns
 from wanka.errors import SpecError, WankaError
 from wanka.planner.pareto import ParetoPoint, pareto_front
@@ -39,7 +47,9 @@ __all__ = ["Baseline", "Candidate", "Objective", "SearchResult", "candidate_scen
 Objective = Literal["time", "cost", "energy"]
 OBJECTIVES: tuple[str, ...] = ("time", "cost", "energy")
 _RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
-_COLS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero", "recompute", "shard")
+_CP_COMM_NAMES = {v: k for k, v in CP_COMM_CODES.items()}
+# cp_comm last: among otherwise equal strategies the ring (code 0) ranks first
+_COLS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero", "recompute", "shard", "cp_comm")
 _COMM = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 LABELS = {
     "compute": "compute",
@@ -82,6 +92,7 @@ class Candidate:
     breakdown_s: dict[str, float]
     reason: str = ""
     zero_shard_group: int | None = None  # hybrid sharding group; None = all dp·cp ranks
+    cp_comm_type: str = "p2p"  # context-parallel exchange (ParallelSpec.cp_comm_type)
     energy_j: float | None = None
     energy_cost: float | None = None
     goodput: float | None = None
@@ -107,10 +118,12 @@ class Candidate:
             zero=self.zero,
             zero_shard_group=self.zero_shard_group,
             recompute=self.recompute,  # type: ignore[arg-type]
+            cp_comm_type=self.cp_comm_type,  # type: ignore[arg-type]
         )
 
     def layout(self) -> str:
-        s = f"TP{self.tp}/PP{self.pp}/CP{self.cp}/DP{self.dp}"
+        s = f"TP{self.tp}/PP{self.pp}/CP{self.cp}" + (f"({self.cp_comm_type})" if self.cp > 1 else "")
+        s += f"/DP{self.dp}"
         s += f"/EP{self.ep}" if self.ep > 1 else ""
         return s + (f"/HS{self.zero_shard_group}" if self.zero_shard_group else "")
 
@@ -128,6 +141,7 @@ class Candidate:
             "recompute": self.recompute,
             "zero": self.zero,
             "zero_shard_group": self.zero_shard_group,
+            "cp_comm_type": self.cp_comm_type,
             "sp": self.sp,
             "step_time_s": self.step_time_s,
             "mfu": self.mfu,
@@ -281,6 +295,7 @@ class _Table:
             recompute=_RECOMPUTE_NAMES[int(c["recompute"][i])],
             sp=bool(c["sp"][i]),
             zero_shard_group=int(c["shard"][i]) or None,
+            cp_comm_type=_CP_COMM_NAMES[int(c["cp_comm"][i])],
             step_time_s=float(self.step[i]),
             mfu=float(self.mfu[i]),
             tokens_per_s_per_gpu=float(self.tps[i]),

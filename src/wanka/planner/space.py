@@ -12,7 +12,11 @@ Shape rules first, memory second, time last:
 3. the surviving shapes are crossed with micro-batch (divisors of the per-replica batch),
    vpp (``pp·vpp ≤ layers + 2``, micro-batches divisible by ``pp``; uneven chunks are paced by the
    largest), ZeRO 0-3 and recompute
-   none/selective/full; ``sp`` is on whenever ``tp > 1``.
+   none/selective/full; ``sp`` is on whenever ``tp > 1``. Where ``cp > 1`` the context-parallel
+   exchange (``cp_comm_type``: ring, all-gather, Ulysses all-to-all where the heads per tp rank split
+   over cp, all-to-all inside the scale-up domain + ring across it where that differs from both) is
+   chosen once per shape: the fastest of those that fit at the shape's least-memory settings (ties go
+   to the ring), so the space does not grow fourfold (it is ~90% cp > 1 shapes for a 4K-token MoE job).
 
 Every row the space yields still passes through :func:`wanka.engine.evaluate_batch`, whose
 feasibility rules are the ground truth; the rules here only keep the batch small.
@@ -20,6 +24,7 @@ feasibility rules are the ground truth; the rules here only keep the batch small
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from wanka.engine import Context, Strategies, evaluate_batch
+from wanka.engine import CP_COMM_CODES, Context, Strategies, evaluate_batch
 from wanka.errors import SpecError
 
-__all__ = ["SearchSpace", "SpaceCounts", "enumerate_space", "shape_candidates"]
+__all__ = ["SearchSpace", "SpaceCounts", "cp_comm_candidates", "enumerate_space", "shape_candidates"]
 
 MAX_CP = 64  # ring attention beyond 64 ranks is not used in any published run
 CHUNK_ROWS = 65_536  # rows per evaluate_batch call (bounds peak memory)
@@ -51,6 +56,8 @@ class SearchSpace:
     # hybrid sharding: ZeRO shard-group sizes to try besides sharding over all dp·cp ranks (0); a size
     # is used where it divides dp·cp and is smaller (FSDP HYBRID_SHARD / MiCS)
     shard_groups: tuple[int, ...] = (0,)
+    # context-parallel exchanges tried where cp > 1 (ParallelSpec.cp_comm_type)
+    cp_comm: tuple[str, ...] = ("p2p", "all_gather", "a2a", "a2a+p2p")
 
 
 @dataclass
@@ -134,6 +141,25 @@ def _ep_candidates(ctx: Context, space: SearchSpace, dpc: int) -> list[int]:
     return [e for e in _divisors(moe.n_experts) if e <= cap and dpc % e == 0]
 
 
+def cp_comm_candidates(ctx: Context, space: SearchSpace, tp: int, cp: int) -> list[int]:
+    """Codes of the context-parallel exchanges to try for ``tp`` x ``cp``: ring and all-gather always;
+    Ulysses all-to-all where cp divides the attention and KV heads per tp rank; the hierarchical one
+    where its inner group (the cp ranks of one scale-up domain) is neither 1 (= ring) nor cp (= a2a)
+    and splits the heads."""
+    if cp <= 1:
+        return [CP_COMM_CODES["p2p"]]
+    m = ctx.model
+    kv = m.n_heads if m.attention is not None else m.n_kv_heads
+    q_heads, kv_heads = m.n_heads // tp, max(kv // tp, 1)
+    inner = math.gcd(cp, min(cp, max(1, ctx.cluster.scale_up.domain_size // tp)))
+
+    def splits(g: int) -> bool:
+        return q_heads % g == 0 and kv_heads % g == 0
+
+    ok = {"p2p": True, "all_gather": True, "a2a": splits(cp), "a2a+p2p": 1 < inner < cp and splits(inner)}
+    return [CP_COMM_CODES[k] for k in space.cp_comm if ok.get(k, False)] or [CP_COMM_CODES["p2p"]]
+
+
 def _columns(
     rows: Sequence[tuple[int, ...]], names: tuple[str, ...], switches: dict[str, bool] | None = None
 ) -> Strategies:
@@ -144,7 +170,7 @@ def _columns(
 
 
 _SHAPE = ("tp", "cp", "pp", "dp", "ep")
-_FULL = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "vpp", "zero", "recompute", "shard")
+_FULL = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "vpp", "zero", "recompute", "shard", "cp_comm")
 
 
 def _memory_survivors(
@@ -158,10 +184,43 @@ def _memory_survivors(
         return shapes
     least_rec = max(space.recompute)
     mb = min(space.micro_batches)
-    rows = [(*s, mb, 1, z, least_rec, 0) for s in shapes for z in space.zero]
+    rows = [(*s, mb, 1, z, least_rec, 0, 0) for s in shapes for z in space.zero]  # ring: the least memory
     res = evaluate_batch(ctx, _columns(rows, _FULL, switches), 1.0)
     fits = np.asarray(np.any(np.asarray(res.fits).reshape(len(shapes), len(space.zero)), axis=1), dtype=bool)
     return [s for i, s in enumerate(shapes) if fits[i]]
+
+
+def _cp_comm_choice(
+    ctx: Context,
+    shapes: list[tuple[int, int, int, int, int]],
+    space: SearchSpace,
+    switches: dict[str, bool] | None = None,
+) -> dict[tuple[int, int, int, int, int], int]:
+    """Each shape's context-parallel exchange: the fastest that fits at the least-memory settings (mb
+    min, vpp 1, the largest recompute and ZeRO stage tried); the ring when none fits."""
+    least_rec = max(space.recompute)
+    mb = min(space.micro_batches)
+    z = max(space.zero)
+    rows: list[tuple[int, ...]] = []
+    keys: list[tuple[tuple[int, int, int, int, int], int]] = []
+    for sh in shapes:
+        kinds = cp_comm_candidates(ctx, space, sh[0], sh[1])
+        if len(kinds) > 1:
+            for c in kinds:
+                rows.append((*sh, mb, 1, z, least_rec, 0, c))
+                keys.append((sh, c))
+    choice = {sh: (cp_comm_candidates(ctx, space, sh[0], sh[1]) or [0])[0] for sh in shapes}
+    if not rows:
+        return choice
+    res = evaluate_batch(ctx, _columns(rows, _FULL, switches), 1.0)
+    step = np.where(np.asarray(res.fits, dtype=bool), np.asarray(res.step_time_s, dtype=float), np.inf)
+    best: dict[tuple[int, int, int, int, int], tuple[float, int]] = {}
+    for (sh, c), t in zip(keys, step.tolist(), strict=True):
+        if sh not in best or t < best[sh][0] or (t == best[sh][0] and c < best[sh][1]):
+            best[sh] = (t, c)
+    for sh, (t, c) in best.items():
+        choice[sh] = c if np.isfinite(t) else 0
+    return choice
 
 
 def enumerate_space(
@@ -180,10 +239,14 @@ def enumerate_space(
     m = ctx.model
     layers = m.n_layers + m.mtp_layers
     rows: list[tuple[int, ...]] = []
+    cp_kind = _cp_comm_choice(ctx, kept, space, switches)
     for tp, cp, pp, dp, ep in kept:
         dpc = dp * cp
         shards = [0] + [g for g in space.shard_groups if 1 < g < dpc and dpc % g == 0]
-        tail = [(z, r, g) for z in space.zero for r in space.recompute for g in shards if g == 0 or z >= 1]
+        kinds = [cp_kind[(tp, cp, pp, dp, ep)]]
+        tail = [
+            (z, r, g, c) for z in space.zero for r in space.recompute for g in shards if g == 0 or z >= 1 for c in kinds
+        ]
         per_replica = ctx.global_batch_seqs // dp
         for mb in space.micro_batches:
             if per_replica % mb:
@@ -193,7 +256,7 @@ def enumerate_space(
             for v in vpps:
                 if v > 1 and n_mb % pp:
                     continue
-                rows.extend((tp, cp, pp, dp, ep, mb, v, z, r, g) for z, r, g in tail)
+                rows.extend((tp, cp, pp, dp, ep, mb, v, z, r, g, c) for z, r, g, c in tail)
         if len(rows) > MAX_ROWS:
             raise SpecError(
                 f"more than {MAX_ROWS:,} strategies to evaluate; narrow the space (fewer micro-batch sizes, "

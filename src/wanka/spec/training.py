@@ -8,10 +8,11 @@ from pydantic import Field, PositiveInt, model_validator
 
 from wanka.spec.base import FieldError, Spec
 
-__all__ = ["ParallelSpec", "Precision", "Recompute", "TrainingSpec"]
+__all__ = ["CpCommType", "ParallelSpec", "Precision", "Recompute", "TrainingSpec"]
 
 Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
 Recompute = Literal["none", "selective", "full"]
+CpCommType = Literal["p2p", "all_gather", "a2a", "a2a+p2p"]
 
 
 class TrainingSpec(Spec):
@@ -36,6 +37,20 @@ class ParallelSpec(Spec):
     vpp: PositiveInt = Field(1, description="virtual stages per pipeline rank (interleaved 1F1B)")
     dp: PositiveInt = 1
     cp: PositiveInt = 1
+    cp_comm_type: CpCommType = Field(
+        "p2p",
+        description="how context-parallel attention exchanges K/V (Megatron-Core / Transformer Engine "
+        "cp_comm_type): p2p = ring of K/V blocks overlapped with attention; all_gather = all-gather K/V "
+        "then attend, exposed (Llama 3 paper Sec. 3.3.2); a2a = DeepSpeed-Ulysses all-to-all of Q/K/V/O "
+        "heads, exposed, needs attention and KV heads per tp rank divisible by cp; a2a+p2p = all-to-all "
+        "inside groups of cp_a2a_size ranks, ring across them (hierarchical CP)",
+    )
+    cp_a2a_size: PositiveInt | None = Field(
+        None,
+        description="a2a+p2p only: ranks of the inner all-to-all group (Megatron-Core "
+        "hierarchical_context_parallel_sizes[0]); must divide cp. None = the cp ranks that share one "
+        "scale-up domain",
+    )
     ep: PositiveInt = Field(
         1,
         description="expert parallel group: inside dp·cp (experts split over tp like dense layers), or "
@@ -90,6 +105,14 @@ class ParallelSpec(Spec):
             )
         if self.zero_shard_group is not None and (self.dp * self.cp) % self.zero_shard_group:
             raise ValueError(f"zero_shard_group = {self.zero_shard_group} must divide dp × cp = {self.dp * self.cp}")
+        if self.cp_a2a_size is not None:
+            if self.cp_comm_type != "a2a+p2p":
+                raise FieldError(
+                    "cp_a2a_size",
+                    f"= {self.cp_a2a_size} is used only with cp_comm_type a2a+p2p, not {self.cp_comm_type}",
+                )
+            if self.cp % self.cp_a2a_size:
+                raise FieldError("cp_a2a_size", f"= {self.cp_a2a_size} must divide cp = {self.cp}")
         if self.vpp > 1 and self.pp == 1:
             raise FieldError("vpp", f"vpp = {self.vpp} needs pp > 1")
         return self

@@ -136,6 +136,8 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
     return Strategies.from_columns(
         **base,
         **software_columns(par),
+        cp_comm=par.cp_comm_type,
+        cp_a2a=par.cp_a2a_size or 0,
         vpp=[r[0] for r in rows],
         micro_batch=[r[1] for r in rows],
         recompute=[r[2] for r in rows],
