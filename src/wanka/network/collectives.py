@@ -255,8 +255,24 @@ class CollectiveResult:
     busbw: Num
     algorithm: str
     protocol: str = "Simple"
-    algorithms: tuple[str, ...] = ()  # per element, when evaluated over an array
-    protocols: tuple[str, ...] = ()
+    # per element, when evaluated over an array: the index of each element's (algorithm, protocol)
+    # in ``choices``; the names are built only when asked for (the engine times millions of rows)
+    choice: npt.NDArray[np.intp] | None = None
+    choices: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        if self.choice is None:
+            return ()
+        names = [a for a, _ in self.choices]
+        return tuple(names[i] for i in self.choice.tolist())
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        if self.choice is None:
+            return ()
+        names = [p for _, p in self.choices]
+        return tuple(names[i] for i in self.choice.tolist())
 
     def to_dict(self) -> dict[str, object]:
         def f(x: Num) -> object:
@@ -554,8 +570,6 @@ def collective_time(
     flat = np.ravel(best)
     counts = np.bincount(flat, minlength=len(keys))
     algo, proto = keys[int(counts.argmax())]
-    per_algo = tuple(keys[int(i)][0] for i in flat) if np.ndim(best) else ()
-    per_proto = tuple(keys[int(i)][1] for i in flat) if np.ndim(best) else ()
     single = n <= 1
     t = np.where(single, 0.0, np.asarray(t) + m.launch_s)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -563,7 +577,7 @@ def collective_time(
     busbw = algbw * bus_factor(op, np.maximum(n, 1.0))
     if np.ndim(t) == 0:
         return CollectiveResult(op, nbytes, group.size, float(t), float(algbw), float(busbw), algo, proto)
-    return CollectiveResult(op, nbytes, group.size, t, algbw, busbw, algo, proto, per_algo, per_proto)
+    return CollectiveResult(op, nbytes, group.size, t, algbw, busbw, algo, proto, flat, tuple(keys))
 
 
 _HIER_OPS = ("all_reduce", "all_gather", "reduce_scatter")
