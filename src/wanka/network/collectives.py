@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -310,11 +310,25 @@ class _Ctx:
     k: FloatArray
     up: FloatArray
     out: FloatArray
-    nvls: FloatArray
+    raw_up: FloatArray
+    nvls_efficiency: float | None
     s: FloatArray
     m: NcclModel
     arch: str | None = None
     up_extra: Num = 0.0  # per-hop latency the scale-up fabric adds (CommGroup.up_extra_latency_s)
+    # per-protocol channel shares and the LL cap, computed once per collective and shared by its candidates
+    _memo: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @functools.cached_property
+    def nvls(self) -> FloatArray:
+        """NVLS all-reduce algbw of the domain (only the candidates that use NVLS ask for it)."""
+        m, a = self.m, self.a
+        if self.nvls_efficiency is None:
+            heads = np.minimum(a, float(m.nvls_max_heads))
+            return np.asarray(
+                self.raw_up * m.nvls_peak * np.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
+            )
+        return np.asarray(self.raw_up * self.nvls_efficiency)
 
 
 def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
@@ -325,44 +339,68 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
     up = raw_up * (m.up_efficiency if g.up_efficiency is None else g.up_efficiency)
     out = np.asarray(g.scale_out_bw, dtype=float) * (m.out_efficiency if g.out_efficiency is None else g.out_efficiency)
     out = out / np.maximum(1.0, np.asarray(g.scale_out_contention, dtype=float))
-    if g.nvls_efficiency is None:
-        heads = np.minimum(a, float(m.nvls_max_heads))
-        nvls = raw_up * m.nvls_peak * np.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
-    else:
-        nvls = raw_up * g.nvls_efficiency
-    return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m, g.architecture, g.up_extra_latency_s)
+    return _Ctx(
+        n,
+        a,
+        k,
+        up,
+        out,
+        raw_up,
+        g.nvls_efficiency,
+        np.asarray(nbytes, dtype=float),
+        m,
+        g.architecture,
+        g.up_extra_latency_s,
+    )
 
 
 def _channels(c: _Ctx, p: int) -> FloatArray:
     """Share of the bandwidth a message of ``c.s`` bytes gets: the channels it can fill / all channels."""
-    # continuous, so the time never falls as the message grows (below C x min bytes the time is flat)
-    used = np.clip(c.s / c.m.channel_min_bytes[p], 1.0, float(c.m.channels))
-    return np.asarray(used / c.m.channels)
+    got = c._memo.get(p)
+    if got is None:
+        # continuous, so the time never falls as the message grows (below C x min bytes the time is flat)
+        used = np.clip(c.s / c.m.channel_min_bytes[p], 1.0, float(c.m.channels))
+        got = c._memo[p] = np.asarray(used / c.m.channels)
+    return got
 
 
 def _ll_cap(c: _Ctx) -> FloatArray:
-    lo, two, many = c.m.ll_max_busbw
-    return np.asarray(np.where(c.k <= 1, lo, np.where(c.k <= 2, two, many)))
+    got = c._memo.get("ll_cap")
+    if got is None:
+        lo, two, many = c.m.ll_max_busbw
+        got = c._memo["ll_cap"] = np.asarray(np.where(c.k <= 1, lo, np.where(c.k <= 2, two, many)))
+    return got
+
+
+def _ring_common(op: str, c: _Ctx) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The protocol-independent terms of a ring: (crosses, bw, factor x bytes, intra steps, inter steps)."""
+    key = ("ring", op == "all_reduce")
+    got: Any = c._memo.get(key)
+    if got is None:
+        crosses = c.k > 1
+        bw = np.where(crosses, np.minimum(c.up, c.a * c.out), c.up)  # one ring per NIC (rail)
+        ar = op == "all_reduce"
+        factor = 2.0 * (c.n - 1.0) / c.n if ar else (c.n - 1.0) / c.n
+        nsteps = 2.0 * (c.n - 1.0) if ar else c.n - 1.0
+        inter_steps = np.where(crosses, 2.0 * (c.k - 1.0) if ar else c.k - 1.0, 0.0)
+        got = (crosses, bw, np.asarray(factor * c.s), np.asarray(nsteps - inter_steps), inter_steps)
+        c._memo[key] = got
+    return got
 
 
 def _ring(op: str, c: _Ctx, p: int) -> FloatArray:
     m = c.m
-    crosses = c.k > 1
-    bw = np.where(crosses, np.minimum(c.up, c.a * c.out), c.up)  # one ring per NIC (rail)
-    ar = op == "all_reduce"
-    factor = 2.0 * (c.n - 1.0) / c.n if ar else (c.n - 1.0) / c.n
+    crosses, bw, fs, intra_steps, inter_steps = _ring_common(op, c)
     busbw = bw * _channels(c, p)
     if p == 0:
         busbw = np.minimum(busbw * m.ll_factor, _ll_cap(c))
     elif p == 1:
         busbw = busbw * m.ll128_factor
-    nsteps = 2.0 * (c.n - 1.0) if ar else c.n - 1.0
-    inter_steps = np.where(crosses, 2.0 * (c.k - 1.0) if ar else c.k - 1.0, 0.0)
     overhead = m.net_overhead_s * (3.0 if p == 2 else 1.0)
     intra = np.where(crosses, max(m.nvlink["ring"][p], overhead), m.nvlink["ring"][p])
     inter = np.where(c.a <= 1, m.net["tree"][p], m.net["ring"][p])  # ppn = 1: NCCL uses the tree latency
-    lat = m.base["ring"][p] + (nsteps - inter_steps) * (intra + c.up_extra) + inter_steps * inter
-    return np.asarray(factor * c.s / busbw + lat)
+    lat = m.base["ring"][p] + intra_steps * (intra + c.up_extra) + inter_steps * inter
+    return np.asarray(fs / busbw + lat)
 
 
 def _tree_inter(c: _Ctx) -> FloatArray:
@@ -525,6 +563,46 @@ def _model_for(group: CommGroup) -> NcclModel:
     return DEFAULT_MODEL if group.calibration is None else NcclModel.from_calibration(group.calibration)
 
 
+# below this many elements a batch is timed element by element: finding the distinct ones costs more
+_DEDUP_MIN = 256
+
+
+_HASH_BITS = 20  # slots of the table that numbers distinct rows (2**20: a few collisions in a thousand rows)
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _distinct_rows(cols: list[FloatArray]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None:
+    """``(rep, inverse)`` such that ``col[rep][inverse] == col`` for every column, bit for bit, when the
+    rows repeat enough to be worth it; None otherwise. Rows are numbered by a hash of their bits in a
+    table of ``2**_HASH_BITS`` slots (no sort); a collision, caught by the checks, falls back to a sort."""
+    n = cols[0].shape[0]
+    with np.errstate(over="ignore"):
+        key = cols[0].view(np.uint64) * _MIX
+        for q, col in enumerate(cols[1:]):
+            key = key + col.view(np.uint64) * np.uint64(0xBF58476D1CE4E5B9 + 2 * q)
+        key = (key ^ (key >> np.uint64(31))) * _MIX
+    slot = (key >> np.uint64(64 - _HASH_BITS)).astype(np.intp)
+    used = np.zeros(1 << _HASH_BITS, dtype=bool)
+    used[slot] = True
+    slots = np.flatnonzero(used)
+    if slots.size * 4 > n:
+        return None
+    number = np.empty(1 << _HASH_BITS, dtype=np.intp)
+    number[slots] = np.arange(slots.size)
+    inverse = number[slot]
+    rep = np.empty(slots.size, dtype=np.intp)
+    rep[inverse] = np.arange(n)
+    if not np.array_equal(key[rep][inverse], key):  # two distinct keys share a slot: number them by sorting
+        uniq = np.unique(key)
+        inverse = np.searchsorted(uniq, key)
+        rep = np.empty(uniq.size, dtype=np.intp)
+        rep[inverse] = np.arange(n)
+    for col in cols:
+        if not np.array_equal(col[rep][inverse], col):
+            return None
+    return rep, inverse
+
+
 def collective_time(
     op: str,
     nbytes: Num,
@@ -542,6 +620,45 @@ def collective_time(
     >>> round(float(r.busbw) / 1e9), r.algorithm, r.protocol  # DGX H100 NVLink all-reduce, GB/s
     (356, 'ring', 'Simple')
     """
+    # a batch of strategies repeats few (bytes, group) combinations: time each distinct one once
+    s = np.asarray(nbytes, dtype=float)
+    arrays: dict[str, Any] = {f: v for f, v in vars(group).items() if isinstance(v, np.ndarray) and v.ndim}
+    if s.ndim == 1 and s.size >= _DEDUP_MIN and all(v.shape == s.shape for v in arrays.values()):
+        cols = [s] + [np.asarray(v, dtype=float) for v in arrays.values()]
+        found = _distinct_rows([np.ascontiguousarray(c) for c in cols])
+        if found is not None:
+            rep, inverse = found
+            sub = replace(group, **{f: v[rep] for f, v in arrays.items()})
+            r = _collective_time_all(op, s[rep], sub, algorithm, protocol=protocol, model=model)
+            assert r.choice is not None
+            flat = np.asarray(r.choice)[inverse]
+            counts = np.bincount(flat, minlength=len(r.choices))
+            algo, proto = r.choices[int(counts.argmax())]
+            return CollectiveResult(
+                op,
+                nbytes,
+                group.size,
+                np.asarray(r.time_s)[inverse],
+                np.asarray(r.algbw)[inverse],
+                np.asarray(r.busbw)[inverse],
+                algo,
+                proto,
+                flat,
+                r.choices,
+            )
+    return _collective_time_all(op, nbytes, group, algorithm, protocol=protocol, model=model)
+
+
+def _collective_time_all(
+    op: str,
+    nbytes: Num,
+    group: CommGroup,
+    algorithm: str = "auto",
+    *,
+    protocol: str = "auto",
+    model: NcclModel | None = None,
+) -> CollectiveResult:
+    """:func:`collective_time` over every element (no deduplication)."""
     if op not in OPS:
         raise ValueError(f"op = {op!r}: must be one of {', '.join(OPS)}")
     m = model or _model_for(group)
