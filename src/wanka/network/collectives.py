@@ -405,10 +405,13 @@ def _ring(op: str, c: _Ctx, p: int) -> FloatArray:
 
 def _tree_inter(c: _Ctx) -> FloatArray:
     """Seconds per byte of the per-rank buffer on each NIC for a double binary tree over the domains."""
-    # the busiest node of a double binary tree: one child and a parent's worth (2 domains), root of
-    # one tree and leaf of the other (3), interior in one tree and leaf in the other (4 or more)
-    ck = np.where(c.k <= 2, 1.0, np.where(c.k < 4, 1.5, 2.0))
-    return np.asarray(ck / (c.a * c.out))
+    got = c._memo.get("tree_inter")
+    if got is None:
+        # the busiest node of a double binary tree: one child and a parent's worth (2 domains), root of
+        # one tree and leaf of the other (3), interior in one tree and leaf in the other (4 or more)
+        ck = np.where(c.k <= 2, 1.0, np.where(c.k < 4, 1.5, 2.0))
+        got = c._memo["tree_inter"] = np.asarray(ck / (c.a * c.out))
+    return got
 
 
 def _tree_fill(c: _Ctx, p: int, per_byte: FloatArray) -> FloatArray:
@@ -533,7 +536,12 @@ def collective_candidates(
     if op not in OPS:
         raise ValueError(f"op = {op!r}: must be one of {', '.join(OPS)}")
     m = model or _model_for(group)
-    c = _ctx(nbytes, group, m)
+    return _candidates(op, _ctx(nbytes, group, m), group, prune=False)
+
+
+def _candidates(op: str, c: _Ctx, group: CommGroup, *, prune: bool) -> dict[tuple[str, str], FloatArray]:
+    """:func:`collective_candidates` on a resolved context; ``prune`` leaves out the candidates that
+    are impossible (``inf``) for every element (they can never be the cheapest)."""
     out: dict[tuple[str, str], FloatArray] = {}
     if op == "all_to_all":
         return {("pairwise", "Simple"): _all_to_all(c, group)}
@@ -546,15 +554,19 @@ def collective_candidates(
         return out
     for p, name in enumerate(PROTOCOLS):
         out[("ring", name)] = _ring(op, c, p)
+    multi = not prune or bool(np.any(c.k > 1))  # tree, NVLS-tree, CollNet and PAT need several domains
     if op == "all_reduce":
-        for p, name in enumerate(PROTOCOLS):
-            out[("tree", name)] = _tree(c, p)
+        if multi:
+            for p, name in enumerate(PROTOCOLS):
+                out[("tree", name)] = _tree(c, p)
         if group.scale_up_reduction:
-            out[("nvls", "Simple")] = _nvls(c)
-            out[("nvls_tree", "Simple")] = _nvls_tree(c)
-        if group.in_network_reduction:
+            if not prune or bool(np.any(c.k <= 1)):
+                out[("nvls", "Simple")] = _nvls(c)
+            if multi:
+                out[("nvls_tree", "Simple")] = _nvls_tree(c)
+        if group.in_network_reduction and multi:
             out[("collnet", "Simple")] = _collnet(c, group.scale_up_reduction)
-    else:
+    elif not prune or bool(np.any((c.a <= 1) & (c.k > 1))):
         out[("pat", "Simple")] = _pat(c)
     return out
 
@@ -664,7 +676,7 @@ def _collective_time_all(
     m = model or _model_for(group)
     s = np.asarray(nbytes, dtype=float)
     n = np.asarray(group.size, dtype=float)
-    cands = collective_candidates(op, s, group, model=m)
+    cands = _candidates(op, _ctx(s, group, m), group, prune=algorithm == "auto")
     if algorithm == "hierarchical" and op in ("all_reduce", "all_gather", "reduce_scatter"):
         cands = {("hierarchical", "Simple"): _hierarchical(op, _ctx(s, group, m), group)}
     elif algorithm != "auto":
