@@ -56,3 +56,22 @@ def test_nan_rows_are_timed_one_by_one() -> None:
     assert col._distinct_rows([nbytes, np.asarray(group.size)]) is None
     t = np.asarray(collective_time("all_reduce", nbytes, group).time_s)
     assert np.isnan(t[5]) and np.isfinite(np.delete(t, 5)).all()
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_reduce_scatter_mirrors_all_gather(seed: int) -> None:
+    """The engine times a tensor-parallel reduce-scatter by the all-gather of the same bytes and group."""
+    nbytes, group = _batch(3000, seed)
+    ag = collective_time("all_gather", nbytes, group)
+    rs = collective_time("reduce_scatter", nbytes, group)
+    assert np.array_equal(np.asarray(ag.time_s), np.asarray(rs.time_s))
+    for i in (0, 7, 99):
+        one = CommGroup(
+            size=float(group.size[i]),
+            per_domain=float(group.per_domain[i]),
+            scale_up_bw=float(group.scale_up_bw[i]),
+            scale_out_bw=50e9,
+            scale_out_contention=float(group.scale_out_contention[i]),
+        )
+        a = collective_time("all_gather", float(nbytes[i]), one).time_s
+        assert a == collective_time("reduce_scatter", float(nbytes[i]), one).time_s

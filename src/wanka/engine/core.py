@@ -527,7 +527,9 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     zero_t = np.zeros_like(tp)
     any_sp, all_sp = bool(np.any(st.sp)), bool(np.all(st.sp))
     ag = collective_time("all_gather", act, group).time_s if any_sp else zero_t
-    rs = collective_time("reduce_scatter", act, group).time_s if any_sp else zero_t
+    # NCCL runs a reduce-scatter as the mirror of the all-gather of the same buffer (the same ring and
+    # PAT steps, the same candidates): one timing serves both (tests/network: test_reduce_scatter_mirrors)
+    rs = ag
     ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute
