@@ -75,3 +75,40 @@ def test_reduce_scatter_mirrors_all_gather(seed: int) -> None:
         )
         a = collective_time("all_gather", float(nbytes[i]), one).time_s
         assert a == collective_time("reduce_scatter", float(nbytes[i]), one).time_s
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send_recv", "broadcast"])
+def test_one_collective_in_floats_equals_numpy(op: str) -> None:
+    """A single collective (0-d or one-element inputs) timed in Python floats agrees with numpy's path."""
+    nbytes, group = _batch(300, 5)
+    for i in range(300):
+        for shaped in (False, True):
+
+            def pick(v: object, i: int = i, shaped: bool = shaped) -> object:
+                return np.asarray(v)[i : i + 1] if shaped else float(np.asarray(v)[i])
+
+            one = CommGroup(
+                size=pick(group.size),
+                per_domain=pick(group.per_domain),
+                scale_up_bw=pick(group.scale_up_bw),
+                scale_out_bw=50e9,
+                scale_out_contention=pick(group.scale_out_contention),
+                scale_up_reduction=True,
+                in_network_reduction=bool(i % 2),
+                architecture="Hopper" if i % 3 else None,
+                remote_dedup=0.5 if i % 5 == 0 else 1.0,
+            )
+            fast = collective_time(op, pick(nbytes), one)
+            full = col._collective_time_all(op, pick(nbytes), one)
+            assert np.ndim(fast.time_s) == np.ndim(full.time_s)
+            np.testing.assert_allclose(fast.time_s, full.time_s, rtol=1e-12, atol=0)
+            np.testing.assert_allclose(fast.busbw, full.busbw, rtol=1e-12, atol=0)
+            assert (fast.algorithm, fast.protocol) == (full.algorithm, full.protocol)
+
+
+def test_one_collective_with_a_zero_bandwidth_falls_back_to_numpy() -> None:
+    g = CommGroup(size=16.0, per_domain=8.0, scale_up_bw=450e9, scale_out_bw=0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fast = collective_time("all_reduce", 1e8, g)
+        full = col._collective_time_all("all_reduce", 1e8, g)
+    assert fast.time_s == full.time_s or (np.isnan(fast.time_s) and np.isnan(full.time_s))
