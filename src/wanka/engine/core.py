@@ -458,7 +458,10 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     t_head = t_logit + _hbm_time(ctx, 3.0 * tokens * n_v * 4.0)  # fp32 softmax + CE
 
     def stage(nd: Arr, nm: Arr, head: Arr) -> dict[str, Arr]:
-        out = {key: nd * dense[key] + nm * moe[key] for key in _STAGE_KEYS}
+        if not sh.has_moe:  # the MoE terms are nm x (+0.0): adding them changes no bit
+            out = {key: nd * dense[key] for key in _STAGE_KEYS}
+        else:
+            out = {key: nd * dense[key] + nm * moe[key] for key in _STAGE_KEYS}
         out["head"] = head
         return out
 
