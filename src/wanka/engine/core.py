@@ -966,17 +966,21 @@ def links(ctx: Context, sh: Shape, cm: Compute, comms: dict[str, Comm], exposed:
             busy["nic"][cat] = busy["nic"][cat] + count * nic
     window = sh.m_mb * (cm.t_fwd + cm.t_bwd + cm.t_rec)
     out = dict(exposed)
+    # a concern no strategy charges to any link (its busy time the zero array itself) has share 0 on
+    # every link: multiplying by 0.0 gives the same bits as the shares' where() would
+    idle = {q for q in COMM_KEYS if all(busy[k][q] is zero_t for k in LINKS)}
+
+    def share(q: str, part: Arr, whole: Arr) -> Arr | float:
+        return 0.0 if q in idle else np.where(whole > 0, part / np.where(whole > 0, whole, 1.0), 0.0)
+
     both = {q: busy["scale_up"][q] + busy["nic"][q] for q in COMM_KEYS}
-    on_link = {
-        k: {q: out[q] * np.where(both[q] > 0, busy[k][q] / np.where(both[q] > 0, both[q], 1.0), 0.0) for q in COMM_KEYS}
-        for k in LINKS
-    }
+    on_link = {k: {q: out[q] * share(q, busy[k][q], both[q]) for q in COMM_KEYS} for k in LINKS}
     link_exposed: dict[str, Arr] = {}
     for k in LINKS:
         total_busy = sum(busy[k].values(), zero_t)
         shortfall = np.maximum(0.0, total_busy - window - sum(on_link[k].values(), zero_t))
         for q in COMM_KEYS:
-            extra = shortfall * np.where(total_busy > 0, busy[k][q] / np.where(total_busy > 0, total_busy, 1.0), 0.0)
+            extra = shortfall * share(q, busy[k][q], total_busy)
             on_link[k][q] = on_link[k][q] + extra
             out[q] = out[q] + extra
         link_exposed[k] = sum(on_link[k].values(), zero_t)
