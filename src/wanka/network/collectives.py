@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -668,6 +669,17 @@ _HASH_BITS = 20  # slots of the table that numbers distinct rows (2**20: a few c
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
+_TABLES = threading.local()
+
+
+def _slot_table() -> npt.NDArray[np.intp]:
+    """This thread's table of ``2**_HASH_BITS`` slots (allocated once; every slot read is written first)."""
+    table = getattr(_TABLES, "table", None)
+    if table is None or table.size != 1 << _HASH_BITS:
+        table = _TABLES.table = np.empty(1 << _HASH_BITS, dtype=np.intp)
+    return table  # type: ignore[no-any-return]
+
+
 def _distinct_rows(cols: list[FloatArray]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None:
     """``(rep, inverse)`` such that ``col[rep][inverse] == col`` for every column, bit for bit, when the
     rows repeat enough to be worth it; None otherwise. Rows are numbered by a hash of their bits in a
@@ -679,16 +691,14 @@ def _distinct_rows(cols: list[FloatArray]) -> tuple[npt.NDArray[np.intp], npt.ND
             key = key + col.view(np.uint64) * np.uint64(0xBF58476D1CE4E5B9 + 2 * q)
         key = (key ^ (key >> np.uint64(31))) * _MIX
     slot = (key >> np.uint64(64 - _HASH_BITS)).astype(np.intp)
-    used = np.zeros(1 << _HASH_BITS, dtype=bool)
-    used[slot] = True
-    slots = np.flatnonzero(used)
-    if slots.size * 4 > n:
+    number = _slot_table()
+    rows = np.arange(n)
+    number[slot] = rows  # one row of each slot stays written there: its representative
+    rep = np.flatnonzero(number[slot] == rows)
+    if rep.size * 4 > n:
         return None
-    number = np.empty(1 << _HASH_BITS, dtype=np.intp)
-    number[slots] = np.arange(slots.size)
+    number[slot[rep]] = np.arange(rep.size)
     inverse = number[slot]
-    rep = np.empty(slots.size, dtype=np.intp)
-    rep[inverse] = np.arange(n)
     if not np.array_equal(key[rep][inverse], key):  # two distinct keys share a slot: number them by sorting
         uniq = np.unique(key)
         inverse = np.searchsorted(uniq, key)
