@@ -677,7 +677,7 @@ def _slot_table() -> npt.NDArray[np.intp]:
     table = getattr(_TABLES, "table", None)
     if table is None or table.size != 1 << _HASH_BITS:
         table = _TABLES.table = np.empty(1 << _HASH_BITS, dtype=np.intp)
-    return table  # type: ignore[no-any-return]
+    return table
 
 
 def _distinct_rows(cols: list[FloatArray]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None:
