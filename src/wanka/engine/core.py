@@ -970,17 +970,22 @@ def links(ctx: Context, sh: Shape, cm: Compute, comms: dict[str, Comm], exposed:
     # every link: multiplying by 0.0 gives the same bits as the shares' where() would
     idle = {q for q in COMM_KEYS if all(busy[k][q] is zero_t for k in LINKS)}
 
-    def share(q: str, part: Arr, whole: Arr) -> Arr | float:
-        return 0.0 if q in idle else np.where(whole > 0, part / np.where(whole > 0, whole, 1.0), 0.0)
+    def positive(whole: Arr) -> tuple[Any, Arr]:
+        pos = whole > 0
+        return pos, np.where(pos, whole, 1.0)
 
-    both = {q: busy["scale_up"][q] + busy["nic"][q] for q in COMM_KEYS}
-    on_link = {k: {q: out[q] * share(q, busy[k][q], both[q]) for q in COMM_KEYS} for k in LINKS}
+    def share(q: str, part: Arr, whole: tuple[Any, Arr] | None) -> Arr | float:
+        return 0.0 if q in idle or whole is None else np.where(whole[0], part / whole[1], 0.0)
+
+    both = {q: positive(busy["scale_up"][q] + busy["nic"][q]) for q in COMM_KEYS if q not in idle}
+    on_link = {k: {q: out[q] * share(q, busy[k][q], both.get(q)) for q in COMM_KEYS} for k in LINKS}
     link_exposed: dict[str, Arr] = {}
     for k in LINKS:
         total_busy = sum(busy[k].values(), zero_t)
         shortfall = np.maximum(0.0, total_busy - window - sum(on_link[k].values(), zero_t))
+        total = positive(total_busy)
         for q in COMM_KEYS:
-            extra = shortfall * share(q, busy[k][q], total_busy)
+            extra = shortfall * share(q, busy[k][q], total)
             on_link[k][q] = on_link[k][q] + extra
             out[q] = out[q] + extra
         link_exposed[k] = sum(on_link[k].values(), zero_t)
