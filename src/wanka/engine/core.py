@@ -87,7 +87,9 @@ LINKS = ("scale_up", "nic")
 COMM_KEYS = ("tp", "cp", "ep", "pp", "dp")
 
 
-def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[Arr, Arr]:
+def _link_time(
+    ctx: Context, op: str, nbytes: Arr | float, group: Any, memo: dict[int, Any] | None = None
+) -> tuple[Arr, Arr]:
     """Seconds one collective keeps each link of a GPU busy at its achievable bandwidth: ``(scale-up,
     NIC)``, bytes per GPU over link rate x efficiency (/ fabric contention).
 
@@ -97,13 +99,18 @@ def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[
     ``(n-a)/n`` of its buffer over the NIC (x the node-deduplication share) and ``(a-1)/n`` over
     scale-up; a point-to-point send crosses the fabric whole when its peer is in another domain.
     """
-    n = np.asarray(group.size, dtype=float)
-    a = np.minimum(np.asarray(group.per_domain, dtype=float), n)
-    s = np.asarray(nbytes, dtype=float)
-    cross = n > a
     cal = ctx.cal
-    up_bw = np.asarray(group.scale_up_bw, dtype=float) * cal.scale_up_efficiency  # the fabric's share for the group
-    contention = np.maximum(1.0, np.asarray(group.scale_out_contention, dtype=float))
+    got = None if memo is None else memo.get(id(group))
+    if got is None:  # the group's own terms (``memo``: shared by the collectives of one group)
+        n = np.asarray(group.size, dtype=float)
+        a = np.minimum(np.asarray(group.per_domain, dtype=float), n)
+        up_bw = np.asarray(group.scale_up_bw, dtype=float) * cal.scale_up_efficiency  # the fabric's share
+        contention = np.maximum(1.0, np.asarray(group.scale_out_contention, dtype=float))
+        got = (group, n, a, n > a, up_bw, contention, n <= 1)
+        if memo is not None:
+            memo[id(group)] = got
+    _, n, a, cross, up_bw, contention, single = got
+    s = np.asarray(nbytes, dtype=float)
     nic_bw = ctx.scale_out_bw * cal.scale_out_efficiency / contention
     if op == "all_to_all":
         dedup = np.asarray(group.remote_dedup, dtype=float)
@@ -117,7 +124,6 @@ def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[
         bus = np.asarray(bus_factor(op, np.maximum(n, 1.0)), dtype=float) * s
         nic = np.where(cross, bus / np.maximum(a, 1.0), 0.0)
         up = np.where(cross, bus * (a - 1.0) / np.maximum(a, 1.0), bus)
-    single = n <= 1
     return np.where(single, 0.0, up / up_bw), np.where(single, 0.0, nic / nic_bw)
 
 
@@ -957,11 +963,12 @@ def links(ctx: Context, sh: Shape, cm: Compute, comms: dict[str, Comm], exposed:
     """
     zero_t = np.zeros_like(sh.tp)
     busy: dict[str, dict[str, Arr]] = {k: {c: zero_t for c in COMM_KEYS} for k in LINKS}
+    memo: dict[int, Any] = {}  # per group (the groups live while this runs)
     for cat, comm in comms.items():
         for count, op, nbytes, group in comm.charges:
             if not np.any(count):
                 continue  # no strategy in the batch runs this collective
-            up, nic = _link_time(ctx, op, nbytes, group)
+            up, nic = _link_time(ctx, op, nbytes, group, memo)
             busy["scale_up"][cat] = busy["scale_up"][cat] + count * up
             busy["nic"][cat] = busy["nic"][cat] + count * nic
     window = sh.m_mb * (cm.t_fwd + cm.t_bwd + cm.t_rec)
