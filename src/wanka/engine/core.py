@@ -87,7 +87,9 @@ LINKS = ("scale_up", "nic")
 COMM_KEYS = ("tp", "cp", "ep", "pp", "dp")
 
 
-def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[Arr, Arr]:
+def _link_time(
+    ctx: Context, op: str, nbytes: Arr | float, group: Any, memo: dict[int, Any] | None = None
+) -> tuple[Arr, Arr]:
     """Seconds one collective keeps each link of a GPU busy at its achievable bandwidth: ``(scale-up,
     NIC)``, bytes per GPU over link rate x efficiency (/ fabric contention).
 
@@ -97,13 +99,18 @@ def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[
     ``(n-a)/n`` of its buffer over the NIC (x the node-deduplication share) and ``(a-1)/n`` over
     scale-up; a point-to-point send crosses the fabric whole when its peer is in another domain.
     """
-    n = np.asarray(group.size, dtype=float)
-    a = np.minimum(np.asarray(group.per_domain, dtype=float), n)
-    s = np.asarray(nbytes, dtype=float)
-    cross = n > a
     cal = ctx.cal
-    up_bw = np.asarray(group.scale_up_bw, dtype=float) * cal.scale_up_efficiency  # the fabric's share for the group
-    contention = np.maximum(1.0, np.asarray(group.scale_out_contention, dtype=float))
+    got = None if memo is None else memo.get(id(group))
+    if got is None:  # the group's own terms (``memo``: shared by the collectives of one group)
+        n = np.asarray(group.size, dtype=float)
+        a = np.minimum(np.asarray(group.per_domain, dtype=float), n)
+        up_bw = np.asarray(group.scale_up_bw, dtype=float) * cal.scale_up_efficiency  # the fabric's share
+        contention = np.maximum(1.0, np.asarray(group.scale_out_contention, dtype=float))
+        got = (group, n, a, n > a, up_bw, contention, n <= 1)
+        if memo is not None:
+            memo[id(group)] = got
+    _, n, a, cross, up_bw, contention, single = got
+    s = np.asarray(nbytes, dtype=float)
     nic_bw = ctx.scale_out_bw * cal.scale_out_efficiency / contention
     if op == "all_to_all":
         dedup = np.asarray(group.remote_dedup, dtype=float)
@@ -117,7 +124,6 @@ def _link_time(ctx: Context, op: str, nbytes: Arr | float, group: Any) -> tuple[
         bus = np.asarray(bus_factor(op, np.maximum(n, 1.0)), dtype=float) * s
         nic = np.where(cross, bus / np.maximum(a, 1.0), 0.0)
         up = np.where(cross, bus * (a - 1.0) / np.maximum(a, 1.0), bus)
-    single = n <= 1
     return np.where(single, 0.0, up / up_bw), np.where(single, 0.0, nic / nic_bw)
 
 
@@ -458,7 +464,10 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     t_head = t_logit + _hbm_time(ctx, 3.0 * tokens * n_v * 4.0)  # fp32 softmax + CE
 
     def stage(nd: Arr, nm: Arr, head: Arr) -> dict[str, Arr]:
-        out = {key: nd * dense[key] + nm * moe[key] for key in _STAGE_KEYS}
+        if not sh.has_moe:  # the MoE terms are nm x (+0.0): adding them changes no bit
+            out = {key: nd * dense[key] for key in _STAGE_KEYS}
+        else:
+            out = {key: nd * dense[key] + nm * moe[key] for key in _STAGE_KEYS}
         out["head"] = head
         return out
 
@@ -527,7 +536,9 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     zero_t = np.zeros_like(tp)
     any_sp, all_sp = bool(np.any(st.sp)), bool(np.all(st.sp))
     ag = collective_time("all_gather", act, group).time_s if any_sp else zero_t
-    rs = collective_time("reduce_scatter", act, group).time_s if any_sp else zero_t
+    # NCCL runs a reduce-scatter as the mirror of the all-gather of the same buffer (the same ring and
+    # PAT steps, the same candidates): one timing serves both (tests/network: test_reduce_scatter_mirrors)
+    rs = ag
     ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute
@@ -952,26 +963,36 @@ def links(ctx: Context, sh: Shape, cm: Compute, comms: dict[str, Comm], exposed:
     """
     zero_t = np.zeros_like(sh.tp)
     busy: dict[str, dict[str, Arr]] = {k: {c: zero_t for c in COMM_KEYS} for k in LINKS}
+    memo: dict[int, Any] = {}  # per group (the groups live while this runs)
     for cat, comm in comms.items():
         for count, op, nbytes, group in comm.charges:
             if not np.any(count):
                 continue  # no strategy in the batch runs this collective
-            up, nic = _link_time(ctx, op, nbytes, group)
+            up, nic = _link_time(ctx, op, nbytes, group, memo)
             busy["scale_up"][cat] = busy["scale_up"][cat] + count * up
             busy["nic"][cat] = busy["nic"][cat] + count * nic
     window = sh.m_mb * (cm.t_fwd + cm.t_bwd + cm.t_rec)
     out = dict(exposed)
-    both = {q: busy["scale_up"][q] + busy["nic"][q] for q in COMM_KEYS}
-    on_link = {
-        k: {q: out[q] * np.where(both[q] > 0, busy[k][q] / np.where(both[q] > 0, both[q], 1.0), 0.0) for q in COMM_KEYS}
-        for k in LINKS
-    }
+    # a concern no strategy charges to any link (its busy time the zero array itself) has share 0 on
+    # every link: multiplying by 0.0 gives the same bits as the shares' where() would
+    idle = {q for q in COMM_KEYS if all(busy[k][q] is zero_t for k in LINKS)}
+
+    def positive(whole: Arr) -> tuple[Any, Arr]:
+        pos = whole > 0
+        return pos, np.where(pos, whole, 1.0)
+
+    def share(q: str, part: Arr, whole: tuple[Any, Arr] | None) -> Arr | float:
+        return 0.0 if q in idle or whole is None else np.where(whole[0], part / whole[1], 0.0)
+
+    both = {q: positive(busy["scale_up"][q] + busy["nic"][q]) for q in COMM_KEYS if q not in idle}
+    on_link = {k: {q: out[q] * share(q, busy[k][q], both.get(q)) for q in COMM_KEYS} for k in LINKS}
     link_exposed: dict[str, Arr] = {}
     for k in LINKS:
         total_busy = sum(busy[k].values(), zero_t)
         shortfall = np.maximum(0.0, total_busy - window - sum(on_link[k].values(), zero_t))
+        total = positive(total_busy)
         for q in COMM_KEYS:
-            extra = shortfall * np.where(total_busy > 0, busy[k][q] / np.where(total_busy > 0, total_busy, 1.0), 0.0)
+            extra = shortfall * share(q, busy[k][q], total)
             on_link[k][q] = on_link[k][q] + extra
             out[q] = out[q] + extra
         link_exposed[k] = sum(on_link[k].values(), zero_t)

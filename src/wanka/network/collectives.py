@@ -52,8 +52,10 @@ proportional share of the bandwidth.
 from __future__ import annotations
 
 import functools
+import math
+import threading
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -303,6 +305,70 @@ def bus_factor(op: str, n: Num) -> Num:
     raise ValueError(f"op = {op!r}: must be one of {', '.join(OPS)}")
 
 
+class _NumpyOps:
+    """The elementwise functions the candidates use: numpy's (arrays of any shape)."""
+
+    where = staticmethod(np.where)
+    minimum = staticmethod(np.minimum)
+    maximum = staticmethod(np.maximum)
+    clip = staticmethod(np.clip)
+    log2 = staticmethod(np.log2)
+    asarray = staticmethod(np.asarray)
+    full = staticmethod(np.full)
+    shape = staticmethod(np.shape)
+    any = staticmethod(np.any)
+    inf = np.inf
+
+    @staticmethod
+    def value(x: Any) -> Any:
+        return x
+
+
+class _ScalarOps:
+    """The same functions on Python floats, for one collective (a single strategy): numpy's cost per
+    call is ~100x the arithmetic there. IEEE float64 either way, NaN propagating as numpy's; a division
+    by zero or a log of 0 raises here, and the caller then uses :class:`_NumpyOps`."""
+
+    @staticmethod
+    def where(c: Any, a: Any, b: Any) -> Any:
+        return a if c else b
+
+    @staticmethod
+    def minimum(a: Any, b: Any) -> Any:
+        return a if (a <= b or a != a) else b
+
+    @staticmethod
+    def maximum(a: Any, b: Any) -> Any:
+        return a if (a >= b or a != a) else b
+
+    @staticmethod
+    def clip(x: Any, lo: Any, hi: Any) -> Any:
+        x = x if (x >= lo or x != x) else lo
+        return x if (x <= hi or x != x) else hi
+
+    log2 = staticmethod(math.log2)
+    inf = math.inf
+
+    @staticmethod
+    def asarray(x: Any, dtype: Any = None) -> Any:
+        # with a dtype: an input (a number or a one-element array), to a Python float
+        return x if dtype is None else float(np.asarray(x, dtype=float).reshape(-1)[0])
+
+    any = staticmethod(bool)
+
+    @staticmethod
+    def full(shape: Any, v: Any) -> Any:
+        return v
+
+    @staticmethod
+    def shape(x: Any) -> tuple[int, ...]:
+        return ()
+
+    @staticmethod
+    def value(x: Any) -> float:
+        return float(np.asarray(x, dtype=float).reshape(-1)[0])
+
+
 @dataclass(frozen=True)
 class _Ctx:
     n: FloatArray
@@ -310,142 +376,199 @@ class _Ctx:
     k: FloatArray
     up: FloatArray
     out: FloatArray
-    nvls: FloatArray
+    raw_up: FloatArray
+    nvls_efficiency: float | None
     s: FloatArray
     m: NcclModel
     arch: str | None = None
     up_extra: Num = 0.0  # per-hop latency the scale-up fabric adds (CommGroup.up_extra_latency_s)
+    xp: Any = _NumpyOps  # _ScalarOps: every field a Python float
+    # per-protocol channel shares and the LL cap, computed once per collective and shared by its candidates
+    _memo: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @functools.cached_property
+    def nvls(self) -> FloatArray:
+        """NVLS all-reduce algbw of the domain (only the candidates that use NVLS ask for it)."""
+        xp = self.xp
+        m, a = self.m, self.a
+        if self.nvls_efficiency is None:
+            heads = xp.minimum(a, float(m.nvls_max_heads))
+            return xp.asarray(
+                self.raw_up * m.nvls_peak * xp.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
+            )
+        return xp.asarray(self.raw_up * self.nvls_efficiency)
 
 
-def _ctx(nbytes: Num, g: CommGroup, m: NcclModel) -> _Ctx:
-    n = np.asarray(g.size, dtype=float)
-    a = np.maximum(1.0, np.minimum(np.asarray(g.per_domain, dtype=float), np.maximum(n, 1.0)))
-    k = np.maximum(1.0, n / a)
-    raw_up = np.asarray(g.scale_up_bw, dtype=float)
+def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
+    n = xp.asarray(g.size, dtype=float)
+    a = xp.maximum(1.0, xp.minimum(xp.asarray(g.per_domain, dtype=float), xp.maximum(n, 1.0)))
+    k = xp.maximum(1.0, n / a)
+    raw_up = xp.asarray(g.scale_up_bw, dtype=float)
     up = raw_up * (m.up_efficiency if g.up_efficiency is None else g.up_efficiency)
-    out = np.asarray(g.scale_out_bw, dtype=float) * (m.out_efficiency if g.out_efficiency is None else g.out_efficiency)
-    out = out / np.maximum(1.0, np.asarray(g.scale_out_contention, dtype=float))
-    if g.nvls_efficiency is None:
-        heads = np.minimum(a, float(m.nvls_max_heads))
-        nvls = raw_up * m.nvls_peak * np.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
-    else:
-        nvls = raw_up * g.nvls_efficiency
-    return _Ctx(n, a, k, up, out, nvls, np.asarray(nbytes, dtype=float), m, g.architecture, g.up_extra_latency_s)
+    out = xp.asarray(g.scale_out_bw, dtype=float) * (m.out_efficiency if g.out_efficiency is None else g.out_efficiency)
+    out = out / xp.maximum(1.0, xp.asarray(g.scale_out_contention, dtype=float))
+    return _Ctx(
+        n,
+        a,
+        k,
+        up,
+        out,
+        raw_up,
+        g.nvls_efficiency,
+        xp.asarray(nbytes, dtype=float),
+        m,
+        g.architecture,
+        xp.value(g.up_extra_latency_s),
+        xp,
+    )
 
 
 def _channels(c: _Ctx, p: int) -> FloatArray:
     """Share of the bandwidth a message of ``c.s`` bytes gets: the channels it can fill / all channels."""
-    # continuous, so the time never falls as the message grows (below C x min bytes the time is flat)
-    used = np.clip(c.s / c.m.channel_min_bytes[p], 1.0, float(c.m.channels))
-    return np.asarray(used / c.m.channels)
+    xp = c.xp
+    got = c._memo.get(p)
+    if got is None:
+        # continuous, so the time never falls as the message grows (below C x min bytes the time is flat)
+        used = xp.clip(c.s / c.m.channel_min_bytes[p], 1.0, float(c.m.channels))
+        got = c._memo[p] = xp.asarray(used / c.m.channels)
+    return got
 
 
 def _ll_cap(c: _Ctx) -> FloatArray:
-    lo, two, many = c.m.ll_max_busbw
-    return np.asarray(np.where(c.k <= 1, lo, np.where(c.k <= 2, two, many)))
+    xp = c.xp
+    got = c._memo.get("ll_cap")
+    if got is None:
+        lo, two, many = c.m.ll_max_busbw
+        got = c._memo["ll_cap"] = xp.asarray(xp.where(c.k <= 1, lo, xp.where(c.k <= 2, two, many)))
+    return got
+
+
+def _ring_common(op: str, c: _Ctx) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The protocol-independent terms of a ring: (crosses, bw, factor x bytes, intra steps, inter steps)."""
+    xp = c.xp
+    key = ("ring", op == "all_reduce")
+    got: Any = c._memo.get(key)
+    if got is None:
+        crosses = c.k > 1
+        bw = xp.where(crosses, xp.minimum(c.up, c.a * c.out), c.up)  # one ring per NIC (rail)
+        ar = op == "all_reduce"
+        factor = 2.0 * (c.n - 1.0) / c.n if ar else (c.n - 1.0) / c.n
+        nsteps = 2.0 * (c.n - 1.0) if ar else c.n - 1.0
+        inter_steps = xp.where(crosses, 2.0 * (c.k - 1.0) if ar else c.k - 1.0, 0.0)
+        got = (crosses, bw, xp.asarray(factor * c.s), xp.asarray(nsteps - inter_steps), inter_steps)
+        c._memo[key] = got
+    return got
 
 
 def _ring(op: str, c: _Ctx, p: int) -> FloatArray:
+    xp = c.xp
     m = c.m
-    crosses = c.k > 1
-    bw = np.where(crosses, np.minimum(c.up, c.a * c.out), c.up)  # one ring per NIC (rail)
-    ar = op == "all_reduce"
-    factor = 2.0 * (c.n - 1.0) / c.n if ar else (c.n - 1.0) / c.n
+    crosses, bw, fs, intra_steps, inter_steps = _ring_common(op, c)
     busbw = bw * _channels(c, p)
     if p == 0:
-        busbw = np.minimum(busbw * m.ll_factor, _ll_cap(c))
+        busbw = xp.minimum(busbw * m.ll_factor, _ll_cap(c))
     elif p == 1:
         busbw = busbw * m.ll128_factor
-    nsteps = 2.0 * (c.n - 1.0) if ar else c.n - 1.0
-    inter_steps = np.where(crosses, 2.0 * (c.k - 1.0) if ar else c.k - 1.0, 0.0)
     overhead = m.net_overhead_s * (3.0 if p == 2 else 1.0)
-    intra = np.where(crosses, max(m.nvlink["ring"][p], overhead), m.nvlink["ring"][p])
-    inter = np.where(c.a <= 1, m.net["tree"][p], m.net["ring"][p])  # ppn = 1: NCCL uses the tree latency
-    lat = m.base["ring"][p] + (nsteps - inter_steps) * (intra + c.up_extra) + inter_steps * inter
-    return np.asarray(factor * c.s / busbw + lat)
+    intra = xp.where(crosses, max(m.nvlink["ring"][p], overhead), m.nvlink["ring"][p])
+    inter = xp.where(c.a <= 1, m.net["tree"][p], m.net["ring"][p])  # ppn = 1: NCCL uses the tree latency
+    lat = m.base["ring"][p] + intra_steps * (intra + c.up_extra) + inter_steps * inter
+    return xp.asarray(fs / busbw + lat)
 
 
 def _tree_inter(c: _Ctx) -> FloatArray:
     """Seconds per byte of the per-rank buffer on each NIC for a double binary tree over the domains."""
-    # the busiest node of a double binary tree: one child and a parent's worth (2 domains), root of
-    # one tree and leaf of the other (3), interior in one tree and leaf in the other (4 or more)
-    ck = np.where(c.k <= 2, 1.0, np.where(c.k < 4, 1.5, 2.0))
-    return np.asarray(ck / (c.a * c.out))
+    xp = c.xp
+    got = c._memo.get("tree_inter")
+    if got is None:
+        # the busiest node of a double binary tree: one child and a parent's worth (2 domains), root of
+        # one tree and leaf of the other (3), interior in one tree and leaf in the other (4 or more)
+        ck = xp.where(c.k <= 2, 1.0, xp.where(c.k < 4, 1.5, 2.0))
+        got = c._memo["tree_inter"] = xp.asarray(ck / (c.a * c.out))
+    return got
 
 
 def _tree_fill(c: _Ctx, p: int, per_byte: FloatArray) -> FloatArray:
     """Seconds the first chunk of each channel takes down and up the tree: 2 x depth chunk-times, a
     chunk-time being one chunk at the per-channel share of the tree's bandwidth (``per_byte`` is the
     time per byte over the channels in use)."""
+    xp = c.xp
     m = c.m
-    used = np.clip(c.s / m.channel_min_bytes[p], 1.0, float(m.channels))
+    used = xp.clip(c.s / m.channel_min_bytes[p], 1.0, float(m.channels))
     per_channel = c.s / used
-    chunk = np.asarray(m.tree_chunk_bytes[p])
-    depth = c.a - 1.0 + np.log2(c.k)
+    chunk = xp.asarray(m.tree_chunk_bytes[p])
+    depth = c.a - 1.0 + xp.log2(c.k)
     if p == 1:
-        steps = 1.0 + np.log2(c.k) + 0.1 * c.a
-        chunk = np.clip(per_channel / (steps * 16.0 / c.a), m.tree_ll128_min_chunk_bytes, chunk)
-    chunk = np.minimum(chunk, per_channel)
-    return np.asarray(2.0 * depth * chunk * used * per_byte)
+        steps = 1.0 + xp.log2(c.k) + 0.1 * c.a
+        chunk = xp.clip(per_channel / (steps * 16.0 / c.a), m.tree_ll128_min_chunk_bytes, chunk)
+    chunk = xp.minimum(chunk, per_channel)
+    return xp.asarray(2.0 * depth * chunk * used * per_byte)
 
 
 def _tree(c: _Ctx, p: int) -> FloatArray:
+    xp = c.xp
     m = c.m
-    per_byte = np.maximum(2.0 / c.up, _tree_inter(c)) / m.tree_factor / _channels(c, p)
+    per_byte = xp.maximum(2.0 / c.up, _tree_inter(c)) / m.tree_factor / _channels(c, p)
     if p == 0:
-        per_byte = np.maximum(per_byte / m.tree_ll_factor, 1.0 / _ll_cap(c))
+        per_byte = xp.maximum(per_byte / m.tree_ll_factor, 1.0 / _ll_cap(c))
     elif p == 1:
         per_byte = per_byte / (120.0 / 128.0)
-    lat = m.base["tree"][p] + 2.0 * ((c.a - 1.0) * m.nvlink["tree"][p] + np.log2(c.k) * m.net["tree"][p])
-    return np.asarray(np.where(c.k > 1, c.s * per_byte + _tree_fill(c, p, per_byte) + lat, np.inf))
+    lat = m.base["tree"][p] + 2.0 * ((c.a - 1.0) * m.nvlink["tree"][p] + xp.log2(c.k) * m.net["tree"][p])
+    return xp.asarray(xp.where(c.k > 1, c.s * per_byte + _tree_fill(c, p, per_byte) + lat, xp.inf))
 
 
 def _nvls_fill(c: _Ctx) -> FloatArray:
     """Bytes of the NVLS pipeline's first loop (at most the message itself)."""
+    xp = c.xp
     ch = c.m.nvls_channels_by_arch.get(c.arch or "", (c.m.nvls_channels, c.m.nvls_channels))
-    channels = np.where(c.k <= 1, float(ch[0]), float(ch[1]))
-    return np.asarray(np.minimum(c.s, c.a * channels * c.m.nvls_chunk_bytes))
+    channels = xp.where(c.k <= 1, float(ch[0]), float(ch[1]))
+    return xp.asarray(xp.minimum(c.s, c.a * channels * c.m.nvls_chunk_bytes))
 
 
 def _nvls(c: _Ctx) -> FloatArray:
+    xp = c.xp
     m = c.m
     t = (c.s + _nvls_fill(c)) / (c.nvls * _channels(c, 2)) + m.nvlink["nvls"][2]
-    return np.asarray(np.where(c.k <= 1, t, np.inf))
+    return xp.asarray(xp.where(c.k <= 1, t, xp.inf))
 
 
 def _nvls_tree_cap(c: _Ctx) -> FloatArray:
     """NCCL's ceiling on NVLS-tree all-reduce algbw: heads (one per NIC, at most ``nvls_max_heads``) x the
     per-channel bus bandwidth cap of the architecture and node count, converted to algbw (x n / 2(n-1))."""
+    xp = c.xp
     caps = c.m.nvls_tree_max_bw_per_channel.get(c.arch or "")
     if caps is None:
-        return np.asarray(np.full(np.shape(c.k), np.inf))
-    per_ch = np.where(c.k <= 2, caps[1], caps[2])
-    heads = np.minimum(c.a, float(c.m.nvls_max_heads))
-    return np.asarray(heads * per_ch * c.n / (2.0 * np.maximum(c.n - 1.0, 1.0)))  # n = 1: no collective
+        return xp.asarray(xp.full(xp.shape(c.k), xp.inf))
+    per_ch = xp.where(c.k <= 2, caps[1], caps[2])
+    heads = xp.minimum(c.a, float(c.m.nvls_max_heads))
+    return xp.asarray(heads * per_ch * c.n / (2.0 * xp.maximum(c.n - 1.0, 1.0)))  # n = 1: no collective
 
 
 def _nvls_tree(c: _Ctx) -> FloatArray:
+    xp = c.xp
     m = c.m
-    per_byte = np.maximum(np.maximum(1.0 / c.nvls, _tree_inter(c)), 1.0 / _nvls_tree_cap(c)) / _channels(c, 2)
-    lat = m.nvlink["nvls_tree"][2] + 2.0 * np.log2(c.k) * m.net["nvls_tree"][2]
+    per_byte = xp.maximum(xp.maximum(1.0 / c.nvls, _tree_inter(c)), 1.0 / _nvls_tree_cap(c)) / _channels(c, 2)
+    lat = m.nvlink["nvls_tree"][2] + 2.0 * xp.log2(c.k) * m.net["nvls_tree"][2]
     # the fabric sits between the in-switch reduce and the multicast: each fills its own pipeline
     fill = 2.0 * _nvls_fill(c) / (c.nvls * _channels(c, 2))
-    return np.asarray(np.where(c.k > 1, c.s * per_byte + fill + lat, np.inf))
+    return xp.asarray(xp.where(c.k > 1, c.s * per_byte + fill + lat, xp.inf))
 
 
 def _collnet(c: _Ctx, nvls: bool) -> FloatArray:
+    xp = c.xp
     m = c.m
     intra = 1.0 / c.nvls if nvls else 2.0 * (c.a - 1.0) / c.a / c.up
-    per_byte = np.maximum(intra, 1.0 / (c.a * c.out)) / m.collnet_factor / _channels(c, 2)
-    lat = 2.0 * np.minimum(1.0, c.a - 1.0) * m.nvlink["collnet"][2] + (c.a - 1.0) * 0.4e-6 + m.net["collnet"][2]
-    return np.asarray(np.where(c.k > 1, c.s * per_byte + lat, np.inf))
+    per_byte = xp.maximum(intra, 1.0 / (c.a * c.out)) / m.collnet_factor / _channels(c, 2)
+    lat = 2.0 * xp.minimum(1.0, c.a - 1.0) * m.nvlink["collnet"][2] + (c.a - 1.0) * 0.4e-6 + m.net["collnet"][2]
+    return xp.asarray(xp.where(c.k > 1, c.s * per_byte + lat, xp.inf))
 
 
 def _pat(c: _Ctx) -> FloatArray:
+    xp = c.xp
     m = c.m
     t = (c.n - 1.0) / c.n * c.s / (c.out * m.pat_factor * _channels(c, 2))
-    lat = 8e-6 + np.log2(c.k) * m.net["tree"][2] / 3.5 + c.n * 2.8e-6
-    return np.asarray(np.where((c.a <= 1) & (c.k > 1), t + lat, np.inf))
+    lat = 8e-6 + xp.log2(c.k) * m.net["tree"][2] / 3.5 + c.n * 2.8e-6
+    return xp.asarray(xp.where((c.a <= 1) & (c.k > 1), t + lat, xp.inf))
 
 
 def _hierarchical(op: str, c: _Ctx, g: CommGroup) -> FloatArray:
@@ -467,24 +590,27 @@ def _hierarchical(op: str, c: _Ctx, g: CommGroup) -> FloatArray:
 
 
 def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
+    xp = c.xp
     # Each rank sends nbytes/n to every peer: (a-1)/n of its buffer over the scale-up links and
     # (n-a)/n over its NIC; the two proceed in parallel, so the slower one sets the time.
-    n, a, s, up, out = c.n, np.minimum(c.a, c.n), c.s, c.up, c.out
+    n, a, s, up, out = c.n, xp.minimum(c.a, c.n), c.s, c.up, c.out
     eff = g.cal.a2a_efficiency / g.cal.scale_out_efficiency
-    dedup = np.asarray(g.remote_dedup, dtype=float)
+    dedup = xp.asarray(g.remote_dedup, dtype=float)
     # deduplicated copies arrive once per domain and are forwarded to the other ranks over NVLink
-    t_up = (a - 1.0) / n * s / up + np.where(dedup < 1.0, (n - a) / n * s / up, 0.0)
+    t_up = (a - 1.0) / n * s / up + xp.where(dedup < 1.0, (n - a) / n * s / up, 0.0)
     t_out = (n - a) / n * s * dedup / (out * eff)
     lat = (
-        np.where(n > a, (n - a) * g.scale_out_latency_s / np.maximum(a, 1.0), 0.0)
-        + (a - 1.0) * g.scale_up_latency_s / 4.0
+        xp.where(n > a, (n - a) * g.scale_out_latency_s / xp.maximum(a, 1.0), 0.0)
+        + (a - 1.0) * xp.value(g.scale_up_latency_s) / 4.0
     )
-    return np.asarray(np.maximum(t_up, t_out) + lat)
+    return xp.asarray(xp.maximum(t_up, t_out) + lat)
 
 
 def _send_recv(c: _Ctx, g: CommGroup) -> FloatArray:
+    xp = c.xp
     same = c.k <= 1
-    return np.asarray(np.where(same, c.s / c.up + g.scale_up_latency_s, c.s / c.out + g.scale_out_latency_s))
+    up_lat = xp.value(g.scale_up_latency_s)
+    return xp.asarray(xp.where(same, c.s / c.up + up_lat, c.s / c.out + g.scale_out_latency_s))
 
 
 def collective_candidates(
@@ -495,7 +621,12 @@ def collective_candidates(
     if op not in OPS:
         raise ValueError(f"op = {op!r}: must be one of {', '.join(OPS)}")
     m = model or _model_for(group)
-    c = _ctx(nbytes, group, m)
+    return _candidates(op, _ctx(nbytes, group, m), group, prune=False)
+
+
+def _candidates(op: str, c: _Ctx, group: CommGroup, *, prune: bool) -> dict[tuple[str, str], FloatArray]:
+    """:func:`collective_candidates` on a resolved context; ``prune`` leaves out the candidates that
+    are impossible (``inf``) for every element (they can never be the cheapest)."""
     out: dict[tuple[str, str], FloatArray] = {}
     if op == "all_to_all":
         return {("pairwise", "Simple"): _all_to_all(c, group)}
@@ -504,25 +635,79 @@ def collective_candidates(
     if op == "broadcast":
         # pipelined ring broadcast: bandwidth ~ one pass over the slowest hop
         for p, name in enumerate(PROTOCOLS):
-            out[("ring", name)] = _ring("all_gather", c, p) * c.n / np.maximum(c.n - 1.0, 1.0)
+            out[("ring", name)] = _ring("all_gather", c, p) * c.n / c.xp.maximum(c.n - 1.0, 1.0)
         return out
     for p, name in enumerate(PROTOCOLS):
         out[("ring", name)] = _ring(op, c, p)
+    xp = c.xp
+    multi = not prune or bool(xp.any(c.k > 1))  # tree, NVLS-tree, CollNet and PAT need several domains
     if op == "all_reduce":
-        for p, name in enumerate(PROTOCOLS):
-            out[("tree", name)] = _tree(c, p)
+        if multi:
+            for p, name in enumerate(PROTOCOLS):
+                out[("tree", name)] = _tree(c, p)
         if group.scale_up_reduction:
-            out[("nvls", "Simple")] = _nvls(c)
-            out[("nvls_tree", "Simple")] = _nvls_tree(c)
-        if group.in_network_reduction:
+            if not prune or bool(xp.any(c.k <= 1)):
+                out[("nvls", "Simple")] = _nvls(c)
+            if multi:
+                out[("nvls_tree", "Simple")] = _nvls_tree(c)
+        if group.in_network_reduction and multi:
             out[("collnet", "Simple")] = _collnet(c, group.scale_up_reduction)
-    else:
+    elif not prune or bool(xp.any((c.a <= 1) & (c.k > 1))):
         out[("pat", "Simple")] = _pat(c)
     return out
 
 
 def _model_for(group: CommGroup) -> NcclModel:
     return DEFAULT_MODEL if group.calibration is None else NcclModel.from_calibration(group.calibration)
+
+
+# below this many elements a batch is timed element by element: finding the distinct ones costs more
+_DEDUP_MIN = 256
+
+
+_HASH_BITS = 20  # slots of the table that numbers distinct rows (2**20: a few collisions in a thousand rows)
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+_TABLES = threading.local()
+
+
+def _slot_table() -> npt.NDArray[np.intp]:
+    """This thread's table of ``2**_HASH_BITS`` slots (allocated once; every slot read is written first)."""
+    table = getattr(_TABLES, "table", None)
+    if table is None or table.size != 1 << _HASH_BITS:
+        table = _TABLES.table = np.empty(1 << _HASH_BITS, dtype=np.intp)
+    return table
+
+
+def _distinct_rows(cols: list[FloatArray]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None:
+    """``(rep, inverse)`` such that ``col[rep][inverse] == col`` for every column, bit for bit, when the
+    rows repeat enough to be worth it; None otherwise. Rows are numbered by a hash of their bits in a
+    table of ``2**_HASH_BITS`` slots (no sort); a collision, caught by the checks, falls back to a sort."""
+    n = cols[0].shape[0]
+    with np.errstate(over="ignore"):
+        key = cols[0].view(np.uint64) * _MIX
+        for q, col in enumerate(cols[1:]):
+            key = key + col.view(np.uint64) * np.uint64(0xBF58476D1CE4E5B9 + 2 * q)
+        key = (key ^ (key >> np.uint64(31))) * _MIX
+    slot = (key >> np.uint64(64 - _HASH_BITS)).astype(np.intp)
+    number = _slot_table()
+    rows = np.arange(n)
+    number[slot] = rows  # one row of each slot stays written there: its representative
+    rep = np.flatnonzero(number[slot] == rows)
+    if rep.size * 4 > n:
+        return None
+    number[slot[rep]] = np.arange(rep.size)
+    inverse = number[slot]
+    if not np.array_equal(key[rep][inverse], key):  # two distinct keys share a slot: number them by sorting
+        uniq = np.unique(key)
+        inverse = np.searchsorted(uniq, key)
+        rep = np.empty(uniq.size, dtype=np.intp)
+        rep[inverse] = np.arange(n)
+    for col in cols:
+        if not np.array_equal(col[rep][inverse], col):
+            return None
+    return rep, inverse
 
 
 def collective_time(
@@ -542,12 +727,97 @@ def collective_time(
     >>> round(float(r.busbw) / 1e9), r.algorithm, r.protocol  # DGX H100 NVLink all-reduce, GB/s
     (356, 'ring', 'Simple')
     """
+    # a batch of strategies repeats few (bytes, group) combinations: time each distinct one once
+    s = np.asarray(nbytes, dtype=float)
+    arrays: dict[str, Any] = {f: v for f, v in vars(group).items() if isinstance(v, np.ndarray) and v.ndim}
+    if s.ndim == 1 and s.size >= _DEDUP_MIN and all(v.shape == s.shape for v in arrays.values()):
+        cols = [s] + [np.asarray(v, dtype=float) for v in arrays.values()]
+        found = _distinct_rows([np.ascontiguousarray(c) for c in cols])
+        if found is not None:
+            rep, inverse = found
+            sub = replace(group, **{f: v[rep] for f, v in arrays.items()})
+            r = _collective_time_all(op, s[rep], sub, algorithm, protocol=protocol, model=model)
+            assert r.choice is not None
+            flat = np.asarray(r.choice)[inverse]
+            counts = np.bincount(flat, minlength=len(r.choices))
+            algo, proto = r.choices[int(counts.argmax())]
+            return CollectiveResult(
+                op,
+                nbytes,
+                group.size,
+                np.asarray(r.time_s)[inverse],
+                np.asarray(r.algbw)[inverse],
+                np.asarray(r.busbw)[inverse],
+                algo,
+                proto,
+                flat,
+                r.choices,
+            )
+    if algorithm == "auto" and protocol == "auto" and s.size == 1 and all(v.size == 1 for v in arrays.values()):
+        one = _collective_time_one(op, nbytes, group, model, shaped=s.ndim == 1 or bool(arrays))
+        if one is not None:
+            return one
+    return _collective_time_all(op, nbytes, group, algorithm, protocol=protocol, model=model)
+
+
+def _collective_time_one(
+    op: str, nbytes: Num, group: CommGroup, model: NcclModel | None, *, shaped: bool
+) -> CollectiveResult | None:
+    """:func:`collective_time` of one collective (``auto`` algorithm and protocol) in Python floats;
+    ``shaped``: return one-element arrays, as numpy would. None where the floats raise (a division
+    by zero, a log of 0): numpy's path gives the infinities there."""
+    if op not in OPS:
+        raise ValueError(f"op = {op!r}: must be one of {', '.join(OPS)}")
+    m = model or _model_for(group)
+    xp = _ScalarOps
+    try:
+        c = _ctx(nbytes, group, m, xp)
+        cands = _candidates(op, c, group, prune=True)
+    except (ZeroDivisionError, ValueError, OverflowError):
+        return None
+    keys = list(cands)
+    vals = [cands[key] for key in keys]
+    # np.argmin: the first NaN, else the first smallest
+    best = next((i for i, v in enumerate(vals) if v != v), None)
+    if best is None:
+        best = min(range(len(vals)), key=vals.__getitem__)
+    algo, proto = keys[best]
+    s, n = c.s, c.n
+    t = 0.0 if n <= 1 else vals[best] + m.launch_s
+    algbw = s / t if t > 0 else 0.0
+    busbw = float(algbw * bus_factor(op, xp.maximum(n, 1.0)))
+    if not shaped:
+        return CollectiveResult(op, nbytes, group.size, float(t), float(algbw), busbw, algo, proto)
+    return CollectiveResult(
+        op,
+        nbytes,
+        group.size,
+        np.array([t], dtype=float),
+        np.array([algbw], dtype=float),
+        np.array([busbw], dtype=float),
+        algo,
+        proto,
+        np.array([best], dtype=np.intp),
+        tuple(keys),
+    )
+
+
+def _collective_time_all(
+    op: str,
+    nbytes: Num,
+    group: CommGroup,
+    algorithm: str = "auto",
+    *,
+    protocol: str = "auto",
+    model: NcclModel | None = None,
+) -> CollectiveResult:
+    """:func:`collective_time` over every element (no deduplication)."""
     if op not in OPS:
         raise ValueError(f"op = {op!r}: must be one of {', '.join(OPS)}")
     m = model or _model_for(group)
     s = np.asarray(nbytes, dtype=float)
     n = np.asarray(group.size, dtype=float)
-    cands = collective_candidates(op, s, group, model=m)
+    cands = _candidates(op, _ctx(s, group, m), group, prune=algorithm == "auto")
     if algorithm == "hierarchical" and op in ("all_reduce", "all_gather", "reduce_scatter"):
         cands = {("hierarchical", "Simple"): _hierarchical(op, _ctx(s, group, m), group)}
     elif algorithm != "auto":

@@ -123,13 +123,30 @@ class ParamCount:
         return asdict(self)
 
 
+# parameter_count per model object: specs are frozen, so a model's count never changes; the model is
+# kept beside its count, so an id is never reused while its entry lives
+_COUNTS: dict[int, tuple[ModelSpec, ParamCount]] = {}
+_COUNTS_MAX = 256
+
+
 def parameter_count(model: ModelSpec) -> ParamCount:
-    """Parameters of ``model``.
+    """Parameters of ``model`` (computed once per model object).
 
     >>> from wanka.spec import load_model
     >>> round(parameter_count(load_model("llama3-405b")).total / 1e9, 1)
     405.9
     """
+    got = _COUNTS.get(id(model))
+    if got is not None and got[0] is model:
+        return got[1]
+    count = _parameter_count(model)
+    if len(_COUNTS) >= _COUNTS_MAX:
+        _COUNTS.clear()
+    _COUNTS[id(model)] = (model, count)
+    return count
+
+
+def _parameter_count(model: ModelSpec) -> ParamCount:
     h = model.hidden
     mats = ffn_matrices(model)
     n_layers_total = model.n_layers + model.mtp_layers
