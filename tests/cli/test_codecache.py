@@ -119,3 +119,21 @@ def test_plan_output_is_the_same_with_every_cache_cold_and_warm(tmp_path: Path, 
     written = {p.name.split(".")[0] for p in (tmp_path / "prefix").rglob("*.marshal")}
     assert {"codecache", "flow"} <= written
     assert not (tmp_path / "empty").exists()
+
+
+def test_forward_references_compile_the_same(table: Path) -> None:
+    import typing
+
+    plain = typing.ForwardRef("dict[str, tuple[int, ...]] | None")
+    codecache.install()
+    again = typing.ForwardRef("dict[str, tuple[int, ...]] | None")
+    cached = typing.ForwardRef("dict[str, tuple[int, ...]] | None")
+    assert again.__forward_code__ is cached.__forward_code__  # the second one from the table
+    for ref in (again, cached):
+        assert ref.__forward_code__.co_code == plain.__forward_code__.co_code
+        assert ref.__forward_code__.co_flags == plain.__forward_code__.co_flags
+        assert ref._evaluate(globals(), None, recursive_guard=frozenset()) == dict[str, tuple[int, ...]] | None
+    with pytest.raises(SyntaxError):
+        typing.ForwardRef("not an expression ::")
+    codecache.uninstall()
+    assert "compile" not in vars(typing)

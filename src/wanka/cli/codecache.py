@@ -1,4 +1,4 @@
-"""Compiled dataclass methods kept between runs, as Python keeps compiled modules.
+"""Compiled dataclass methods (and annotation expressions) kept between runs, as Python keeps compiled modules.
 
 ``@dataclass`` writes the source of ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and, for a
 frozen class, ``__setattr__``/``__delattr__``, and compiles it with ``exec`` each time a module is
@@ -84,23 +84,47 @@ def _exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None
     builtins.exec(source, globals, locals)
 
 
+def _compile(
+    source: Any, filename: Any, mode: str, flags: int = 0, dont_inherit: bool = False, optimize: int = -1
+) -> Any:
+    """``compile`` with the forward references' expressions (``typing.ForwardRef``) looked up first."""
+    global _compiled
+    if type(source) is not str or mode != "eval" or filename != "<string>" or flags or dont_inherit or optimize != -1:
+        return builtins.compile(source, filename, mode, flags, dont_inherit, optimize)
+    key = "\0eval\0" + source  # never the text of a dataclass method, which starts with "def"
+    code = _table.get(key)
+    if code is None:
+        code = builtins.compile(source, filename, mode, dont_inherit=True)
+        _table[key] = code
+        _compiled += 1
+    return code
+
+
 def install() -> None:
-    """Route the ``dataclasses`` module's ``exec`` through the table (loaded once per process)."""
+    """Route the ``exec`` of ``dataclasses`` and the ``compile`` of ``typing`` through the table (loaded
+    once per process). Neither module has ``__future__`` imports, so compiling without inheriting
+    flags is what they do. ``typing.ForwardRef`` compiles every string annotation pydantic resolves
+    (~1,100 in ``wanka plan``, ~10 ms)."""
     import dataclasses
+    import typing
 
     if getattr(dataclasses, "exec", None) is _exec:
         return
     if not _table:
         _table.update(_load())
     dataclasses.exec = _exec  # type: ignore[attr-defined]  # a module global shadows the builtin
+    typing.compile = _compile  # type: ignore[attr-defined]
 
 
 def uninstall() -> None:
-    """Give ``dataclasses`` the builtin ``exec`` back."""
+    """Give ``dataclasses`` and ``typing`` the builtins back."""
     import dataclasses
+    import typing
 
     if getattr(dataclasses, "exec", None) is _exec:
         del dataclasses.exec  # type: ignore[attr-defined]
+    if getattr(typing, "compile", None) is _compile:
+        del typing.compile  # type: ignore[attr-defined]
 
 
 def save() -> None:
