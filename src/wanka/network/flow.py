@@ -458,6 +458,21 @@ def simulate(
 def _cached_factor(
     cluster_json: str, op: str, size: int | None, stride: int, routing: str, placement: str, seed: int
 ) -> float:
+    # kept between runs too (wanka.network.factor_cache): the same inputs give the same factor
+    from wanka.network import factor_cache
+
+    key = factor_cache.inputs_key(cluster_json, op, size, stride, routing, placement, seed)
+    cached = factor_cache.get(key)
+    if cached is not None:
+        return cached
+    factor = _simulated_factor(cluster_json, op, size, stride, routing, placement, seed)
+    factor_cache.put(key, factor)
+    return factor
+
+
+def _simulated_factor(
+    cluster_json: str, op: str, size: int | None, stride: int, routing: str, placement: str, seed: int
+) -> float:
     cluster = ClusterSpec.model_validate(json.loads(cluster_json))
     t = build_topology(cluster)
     traffic = collective_traffic(t, op, 1 << 20, size, stride, placement, seed, qps=cluster.fabric.qps_per_connection)
