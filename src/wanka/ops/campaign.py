@@ -201,12 +201,7 @@ def ettr_limits(inp: CampaignInputs) -> dict[str, float]:
     ``planned maintenance``.
     """
     r, rec, ck = inp.rates, inp.recovery, inp.checkpoint
-    lost = np.full(r.rates.shape, _mean_lost(inp.interval_s, ck.persist_lag_s))
-    load = np.full(r.rates.shape, ck.load_s)
-    if inp.in_memory:
-        p = rec.peer_loss_p
-        lost = (1 - p) * lost + p * _mean_lost(inp.persistent_interval_s, ck.storage_persist_lag_s)
-        load = (1 - p) * load + p * ck.storage_load_s
+    lost, load = _lost_and_load(inp)
     lam = r.rates
     wait = rec.expected_wait_s(r.replace_node)
     planned = inp.planned_rate * (ck.flush_s + rec.restart_s + ck.storage_load_s)
@@ -227,11 +222,9 @@ def _mean_lost(interval: float, lag: float) -> float:
     return 0.0 if math.isinf(interval) else interval / 2 + lag
 
 
-def expected_ettr(inp: CampaignInputs) -> float:
-    """First-order closed form of ETTR (for bounds and a cross-check of the Monte Carlo).
-
-    Per second of running: progress ``1 − overhead − Σλ·lost`` over wall ``1 + Σλ·downtime``.
-    """
+def _lost_and_load(inp: CampaignInputs) -> tuple[np.ndarray, np.ndarray]:
+    """Expected work lost and checkpoint load time per interruption, per failure class: from the
+    persistent checkpoint, or with in-memory checkpoints from a peer's copy unless the peer is lost too."""
     r, rec, ck = inp.rates, inp.recovery, inp.checkpoint
     lost = np.full(r.rates.shape, _mean_lost(inp.interval_s, ck.persist_lag_s))
     load = np.full(r.rates.shape, ck.load_s)
@@ -239,6 +232,16 @@ def expected_ettr(inp: CampaignInputs) -> float:
         p = rec.peer_loss_p
         lost = (1 - p) * lost + p * _mean_lost(inp.persistent_interval_s, ck.storage_persist_lag_s)
         load = (1 - p) * load + p * ck.storage_load_s
+    return lost, load
+
+
+def expected_ettr(inp: CampaignInputs) -> float:
+    """First-order closed form of ETTR (for bounds and a cross-check of the Monte Carlo).
+
+    Per second of running: progress ``1 − overhead − Σλ·lost`` over wall ``1 + Σλ·downtime``.
+    """
+    r, rec, ck = inp.rates, inp.recovery, inp.checkpoint
+    lost, load = _lost_and_load(inp)
     down = rec.detection_s + rec.restart_s + rec.expected_wait_s(r.replace_node) + load
     planned_down = ck.flush_s + rec.restart_s + ck.storage_load_s
     num = 1.0 - inp.overhead - float((r.rates * lost).sum())
