@@ -113,25 +113,24 @@ def test_breakdown_sums_to_the_step_and_mfu_le_hfu_le_the_chip_ceiling(job: tupl
     assert np.all(hfu[ok] <= ceiling)
 
 
+def with_bandwidth(sc: Scenario, f_nic: float, f_up: float) -> Scenario:
+    """``sc`` with its NIC and scale-up bandwidth per GPU multiplied by ``f_nic`` and ``f_up``."""
+    fab, up = sc.cluster.fabric, sc.cluster.scale_up
+    assert up.gbytes_per_s_per_direction is not None
+    cluster = sc.cluster.model_copy(
+        update={
+            "fabric": fab.model_copy(update={"nic_gbps_per_gpu": fab.nic_gbps_per_gpu * f_nic}),
+            "scale_up": up.model_copy(update={"gbytes_per_s_per_direction": up.gbytes_per_s_per_direction * f_up}),
+        }
+    )
+    return sc.model_copy(update={"cluster": cluster})
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(jobs(), hs.floats(1.0, 8.0), hs.floats(1.0, 8.0))
 def test_more_bandwidth_never_slows_any_strategy(job: tuple[Scenario, Strategies], f_nic: float, f_up: float) -> None:
     sc, st = job
-    fab = sc.cluster.fabric
-    up = sc.cluster.scale_up
-    assert up.gbytes_per_s_per_direction is not None
-    faster = sc.model_copy(
-        update={
-            "cluster": sc.cluster.model_copy(
-                update={
-                    "fabric": fab.model_copy(update={"nic_gbps_per_gpu": fab.nic_gbps_per_gpu * f_nic}),
-                    "scale_up": up.model_copy(
-                        update={"gbytes_per_s_per_direction": up.gbytes_per_s_per_direction * f_up}
-                    ),
-                }
-            )
-        }
-    )
+    faster = with_bandwidth(sc, f_nic, f_up)
     slow = estimate_many(sc, st)
     fast = estimate_many(faster, st)
     ok = (slow.reason == -1) | (slow.reason == -2)

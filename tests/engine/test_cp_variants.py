@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
+from test_conservation import with_bandwidth
 
 from wanka.cli import main
 from wanka.engine import REASONS, Strategies, estimate_many, estimate_step, make_context
@@ -300,21 +301,7 @@ def test_every_variant_conserves_traffic_on_each_link(job: tuple[Scenario, Strat
 @given(cp_jobs(), hs.floats(1.0, 8.0), hs.floats(1.0, 8.0))
 def test_more_bandwidth_never_slows_any_variant(job: tuple[Scenario, Strategies], f_nic: float, f_up: float) -> None:
     sc, st = job
-    fab, up = sc.cluster.fabric, sc.cluster.scale_up
-    assert up.gbytes_per_s_per_direction is not None
-    faster = sc.model_copy(
-        update={
-            "cluster": sc.cluster.model_copy(
-                update={
-                    "fabric": fab.model_copy(update={"nic_gbps_per_gpu": fab.nic_gbps_per_gpu * f_nic}),
-                    "scale_up": up.model_copy(
-                        update={"gbytes_per_s_per_direction": up.gbytes_per_s_per_direction * f_up}
-                    ),
-                }
-            )
-        }
-    )
-    slow, fast = estimate_many(sc, st), estimate_many(faster, st)
+    slow, fast = estimate_many(sc, st), estimate_many(with_bandwidth(sc, f_nic, f_up), st)
     ok = (slow.reason == -1) | (slow.reason == -2)
     assert np.all(fast.step_time_s[ok] <= slow.step_time_s[ok] * (1 + 1e-9))
 
