@@ -563,8 +563,8 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         return out
 
     def _overlapped(w: dict[str, Arr]) -> Arr:
-        rec_pass = np.where(st.recompute == 2, _exposed(w, 1.0), 0.0)
-        return _exposed(w, 1.0) + _exposed(w, 2.0) + rec_pass
+        fwd = _exposed(w, 1.0)  # the forward, and again the recompute pass of full recompute
+        return fwd + _exposed(w, 2.0) + np.where(st.recompute == 2, fwd, 0.0)
 
     over = cm.nd_s * _overlapped(cm.dense) + cm.nm_s * (_overlapped(cm.moe) if sh.has_moe else 0.0)
     exposed = np.where(st.tp_overlap & st.sp & (tp > 1), np.minimum(over, total), total)
