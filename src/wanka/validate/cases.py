@@ -14,6 +14,7 @@ from wanka.catalog import accelerator
 from wanka.errors import CatalogError, SpecError
 from wanka.spec import Scenario, SoftwareSpec, parse_scenario
 from wanka.spec.cluster import MAX_ACCELERATORS
+from wanka.spec.training import CpCommType
 
 __all__ = ["Case", "CaseRecord", "case_scenario", "load_cases", "software_overlap"]
 
@@ -44,6 +45,7 @@ class CaseParallelism(_Row):
     sequence_parallel: bool | None = None
     recompute: Literal["none", "selective", "full"] | None = None
     zero: int | None = Field(None, ge=0, le=3)
+    cp_comm_type: CpCommType | None = None  # the source's CP attention (default p2p)
 
 
 class CaseBatch(_Row):
@@ -313,6 +315,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             "sp": par.sequence_parallel if par.sequence_parallel is not None else par.tp > 1,
             "zero": par.zero or 0,
             "recompute": par.recompute or "none",
+            **({"cp_comm_type": par.cp_comm_type} if par.cp_comm_type else {}),
         },
         "software": software,
         "assumptions": [*notes, f"overlap from software: {software.source}"],
