@@ -33,6 +33,7 @@ class CaseHardware(_Row):
     gpus_per_node: int | None = Field(None, ge=1, le=256)
     scale_up_domain: int | None = Field(None, ge=1, le=100_000)
     nic_gbps_per_gpu: float | None = Field(None, gt=0, le=100_000)
+    power_limit_w: float | None = Field(None, gt=0, le=10_000)  # the source's accelerator power limit
 
 
 class CaseParallelism(_Row):
@@ -295,6 +296,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             "gpus_per_node": gpn,
             "scale_up": {"domain_size": hw.scale_up_domain or gpn},
             "fabric": {"nic_gbps_per_gpu": float(nic)},
+            **({"power_limit_w": hw.power_limit_w} if hw.power_limit_w else {}),
         },
         "model": _model_block(dict(rec.model), case.id),
         "training": {
