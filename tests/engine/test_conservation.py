@@ -190,6 +190,34 @@ def test_zero2_reduce_scatters_every_micro_batch_and_zero1_once_per_step() -> No
     assert z2.memory.gradients < z1.memory.gradients / 4
 
 
+def test_zero2_micro_batch_reduce_scatter_hides_behind_the_next_forward_and_backward() -> None:
+    # the reduce-scatter of one micro-batch's gradients runs on the communication stream while the
+    # next micro-batch computes (DeepSpeed overlap_comm, FSDP's reduce-scatter stream): its window is
+    # a whole micro-batch, forward included. With the backward made negligible, a longer forward
+    # hides more of ZeRO-2's per-micro-batch reductions (ZeRO-1's once-per-step cost is the baseline)
+    from dataclasses import replace
+
+    from wanka.engine.core import compute, data_parallel, params, shape
+
+    sc = _scenario(zero=1)
+    ctx = make_context(sc)
+    st = Strategies.from_columns(tp=8, pp=8, dp=8, vpp=2, zero=[1, 2], recompute=1, sp=True, micro_batch=2)
+    sh = shape(ctx, st)
+    cm = compute(ctx, st, sh)
+    pr = params(ctx, st, sh, cm)
+
+    def extra(fwd_scale: float) -> float:
+        c = replace(cm, t_fwd=cm.t_fwd * fwd_scale, t_bwd=cm.t_bwd * 1e-3, t_rec=cm.t_rec * 0.0)
+        e = np.asarray(data_parallel(ctx, st, sh, c, pr).exposed)
+        return float(e[1] - e[0])
+
+    assert extra(0.0) > 0.0  # nothing to hide behind: every micro-batch's reduction shows
+    assert extra(1.0) < extra(0.0)
+    # with a long enough window only each reduction's last bucket shows
+    assert extra(1e3) < extra(1.0)
+    assert extra(1e4) == pytest.approx(extra(1e3), rel=1e-9)
+
+
 def test_zero3_gathers_parameters_every_micro_batch() -> None:
     z1 = estimate_step(_scenario(zero=1), require_fit=False)
     z3 = estimate_step(_scenario(zero=3), require_fit=False)
@@ -321,10 +349,12 @@ def test_uneven_interleaving_is_paced_by_its_largest_chunk() -> None:
 
 
 def test_the_first_pipeline_stage_holds_the_most_micro_batches() -> None:
-    # Llama 3 405B, pp 16, vpp 8: the first stage gives a layer to the embedding and holds
-    # pp + (pp-1)/v micro-batches; a middle stage holds 8 layers and pp + (pp-3)/v
-    sc = load_scenario("meta-24k-h100-roce")
-    r = estimate_step(sc)
+    # Llama 3 405B, pp 16, vpp 8, 32 micro-batches: the first stage gives a layer to the embedding
+    # and holds pp + (pp-1)/v micro-batches; a middle stage holds 8 layers and pp + (pp-3)/v
+    base = load_scenario("meta-24k-h100-roce")
+    sc = base.model_copy(update={"training": base.training.model_copy(update={"global_batch_seqs": 4096})})
+    r = estimate_step(sc, require_fit=False)
+    assert r.micro_batches == 32
     ctx = make_context(sc)
     tokens = 8192
     per_layer = (ctx.act_dense - ctx.sel_dense[0]) * 2.0 * tokens / 8
@@ -332,6 +362,18 @@ def test_the_first_pipeline_stage_holds_the_most_micro_batches() -> None:
     middle = 8 * per_layer * (16 + 13 / 8)
     assert middle > first
     assert r.memory.activations == pytest.approx(middle, rel=1e-9)
+
+
+def test_interleaved_warm_up_holds_at_most_the_step_s_micro_batches() -> None:
+    # Megatron-Core caps the interleaved warm-up at the m·v chunks of the step
+    # (all_warmup_microbatches): with m = pp = 16 a middle stage holds all 16 micro-batches of its
+    # 8 layers, not pp + (pp-3)/v of them
+    sc = load_scenario("meta-24k-h100-roce")
+    r = estimate_step(sc)
+    assert r.micro_batches == 16
+    ctx = make_context(sc)
+    per_layer = (ctx.act_dense - ctx.sel_dense[0]) * 2.0 * 8192 / 8
+    assert r.memory.activations == pytest.approx(8 * per_layer * 16, rel=1e-9)
 
 
 def test_the_slowest_chunk_paces_the_pipeline_bubble() -> None:

@@ -117,6 +117,23 @@ class Accelerator:
                 return self.peak_flops[d]
         raise KeyError(dtype)
 
+    def clock_fraction(self, power_limit_w: float | None) -> float:
+        """Share of the datasheet tensor-core clock that a power limit below the TDP leaves.
+
+        Dense GEMM training draws the board's TDP at full clock; the rest of the draw above idle is
+        dynamic power, C·V²·f with the voltage scaling with the clock under DVFS, so it goes as f³
+        (Hennessy & Patterson, Computer Architecture, 6th ed., Sec. 1.5). A limit at or above the TDP
+        changes nothing; HBM bandwidth is a separate clock domain and is not scaled.
+        """
+        if power_limit_w is None or power_limit_w >= self.tdp_w:
+            return 1.0
+        if power_limit_w <= self.idle_w:
+            raise ValueError(
+                f"power limit {power_limit_w:g} W is at or below {self.name}'s idle draw {self.idle_w:g} W; "
+                f"allowed: above {self.idle_w:g} W (TDP {self.tdp_w:g} W)"
+            )
+        return float(((power_limit_w - self.idle_w) / (self.tdp_w - self.idle_w)) ** (1.0 / 3.0))
+
     def has_native(self, dtype: str) -> bool:
         return dtype in self.peak_flops
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from wanka.calibration import Calibration, default_calibration
 from wanka.catalog import Accelerator, accelerator
-from wanka.errors import InfeasibleError
+from wanka.errors import InfeasibleError, SpecError
 from wanka.network.groups import fabric_slowdowns, scale_out_bw, scale_up_bw
 from wanka.spec.cluster import ClusterSpec
 from wanka.spec.model import ModelSpec
@@ -103,6 +103,18 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         half = gemm_peak
     else:
         gemm_peak = acc.peak(prec) if fp8 else half
+    # a power limit below the TDP lowers the tensor-core clock; MFU stays quoted against the datasheet
+    mfu_peak = gemm_peak
+    try:
+        clock = acc.clock_fraction(cluster.power_limit_w)
+    except ValueError as e:
+        raise SpecError(str(e), field="cluster.power_limit_w") from None
+    if clock < 1.0:
+        gemm_peak, half = gemm_peak * clock, half * clock
+        notes.append(
+            f"power limit {cluster.power_limit_w:g} W of {acc.tdp_w:g} W TDP: tensor-core clock at {clock:.0%} "
+            "(dynamic power ~ f^3 above the idle draw)"
+        )
     params = parameter_count(model)
     ring_c, a2a_c, note = fabric_slowdowns(cluster, all_to_all=model.moe is not None)
     if note:
@@ -120,7 +132,7 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         precision=prec,
         gemm_peak=gemm_peak,
         bf16_peak=half,
-        mfu_peak=gemm_peak,
+        mfu_peak=mfu_peak,
         fp8=fp8,
         act_bytes=4.0 if prec == "fp32" else 2.0,
         hbm_bw=acc.hbm_bandwidth,

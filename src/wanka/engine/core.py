@@ -906,7 +906,10 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
 
     dp_z0 = exposed(t_ar, win_b)
     dp_z1 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
-    dp_z2 = dp_z1 + (m_mb - 1.0) * exposed(t_rs, bwd_mb, 0.0)
+    # ZeRO-2: a micro-batch's reduce-scatter runs on the communication stream while the next
+    # micro-batch computes (DeepSpeed overlap_comm; FSDP's reduce-scatter stream), so it hides
+    # behind one micro-batch's forward and backward
+    dp_z2 = dp_z1 + (m_mb - 1.0) * exposed(t_rs, cm.t_fwd + bwd_mb, 0.0)
     # ZeRO-3: each collective hides at most behind its own micro-batch's forward or backward;
     # prefetching hides every bucket but the first
     n_ag_bwd = np.where(rec == 2, 2.0, 1.0)
@@ -1053,13 +1056,14 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     act_dense, act_moe = act_dense + scores, act_moe + scores
 
     # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
-    # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up). The first
+    # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up), at most all m
+    # (Megatron-Core caps the warm-up at the m·v chunks of the step: all_warmup_microbatches). The first
     # stage holds the most, which is why layouts give it fewer layers: the busiest stage in memory
     # is the largest of first, middle and last
     # DualPipe holds PP + 1 micro-batches' activations on every rank (DeepSeek-V3 Table 2: each rank
     # runs the first stages of one direction and the last of the other)
     def inflight(r: Arr | float) -> Arr:
-        inter = np.minimum(m_mb, pp) * (1.0 + (pp - 1.0 - 2.0 * r) / (pp * v))
+        inter = np.minimum(m_mb, np.minimum(m_mb, pp) * (1.0 + (pp - 1.0 - 2.0 * r) / (pp * v)))
         one_f1b = np.where(v > 1, inter, np.minimum(m_mb, pp - r))
         return np.asarray(np.where(pp > 1, np.where(st.dualpipe, np.minimum(m_mb, pp + 1.0), one_f1b), 1.0))
 

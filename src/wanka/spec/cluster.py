@@ -139,6 +139,13 @@ class ClusterSpec(Spec):
     nodes: PositiveInt = Field(le=MAX_ACCELERATORS)
     gpus_per_node: PositiveInt = Field(8, le=256)
     node: str | None = Field(None, description="catalog server platform; None = the accelerator's default")
+    power_limit_w: float | None = Field(
+        None,
+        gt=0,
+        le=10_000,
+        description="power limit set on each accelerator (nvidia-smi -pl), W; None = the catalog TDP. Below the "
+        "TDP the tensor-core clock drops to fit it (dynamic power ~ f^3)",
+    )
     scale_up: ScaleUpSpec = ScaleUpSpec()
     fabric: FabricSpec = FabricSpec()
     storage: StorageSpec = StorageSpec()

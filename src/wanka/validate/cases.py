@@ -14,6 +14,7 @@ from wanka.catalog import accelerator
 from wanka.errors import CatalogError, SpecError
 from wanka.spec import Scenario, SoftwareSpec, parse_scenario
 from wanka.spec.cluster import MAX_ACCELERATORS
+from wanka.spec.training import CpCommType
 
 __all__ = ["Case", "CaseRecord", "case_scenario", "load_cases", "software_overlap"]
 
@@ -32,6 +33,7 @@ class CaseHardware(_Row):
     gpus_per_node: int | None = Field(None, ge=1, le=256)
     scale_up_domain: int | None = Field(None, ge=1, le=100_000)
     nic_gbps_per_gpu: float | None = Field(None, gt=0, le=100_000)
+    power_limit_w: float | None = Field(None, gt=0, le=10_000)  # the source's accelerator power limit
 
 
 class CaseParallelism(_Row):
@@ -44,6 +46,7 @@ class CaseParallelism(_Row):
     sequence_parallel: bool | None = None
     recompute: Literal["none", "selective", "full"] | None = None
     zero: int | None = Field(None, ge=0, le=3)
+    cp_comm_type: CpCommType | None = None  # the source's CP attention (default p2p)
 
 
 class CaseBatch(_Row):
@@ -293,6 +296,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             "gpus_per_node": gpn,
             "scale_up": {"domain_size": hw.scale_up_domain or gpn},
             "fabric": {"nic_gbps_per_gpu": float(nic)},
+            **({"power_limit_w": hw.power_limit_w} if hw.power_limit_w else {}),
         },
         "model": _model_block(dict(rec.model), case.id),
         "training": {
@@ -313,6 +317,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             "sp": par.sequence_parallel if par.sequence_parallel is not None else par.tp > 1,
             "zero": par.zero or 0,
             "recompute": par.recompute or "none",
+            **({"cp_comm_type": par.cp_comm_type} if par.cp_comm_type else {}),
         },
         "software": software,
         "assumptions": [*notes, f"overlap from software: {software.source}"],
