@@ -260,6 +260,23 @@ def test_ai2_olmo2_13b_within_15_percent_olmo2_7b_known_gap() -> None:
     assert p13.gpu_hours > p13.gpu_hours_floor, p13
 
 
+def test_ibm_granite_2b_and_moe_within_15_percent_8b_known_gap() -> None:
+    """IBM Granite 3.0 (Blue Vela H100; GPU-hours × 700 W × PUE 1.3, × 0.39 kg/kWh): the report states
+    each model's job size and split, so only micro batch, recompute and the MoE job sizes' order are
+    assumed. The 2B and both MoE models come within 15 %; the 8B (tp 4 · pp 4 on 768 GPUs) is
+    under-predicted by ~28 %: its GPU-hours imply ~4,000 tokens/s/GPU (MFU ~23 %) where the engine's
+    steady step gives ~5,700, and the campaign adds ~2 %."""
+    assert _family("IBM Granite") == ["granite3.0-8b", "granite3.0-2b", "granite3.0-1b-a400m", "granite3.0-3b-a800m"]
+    for cid in ("granite3.0-2b", "granite3.0-1b-a400m", "granite3.0-3b-a800m"):
+        p = predict(cid)
+        assert abs(p.energy_error) < TOL, (cid, p)
+        assert p.co2_error is not None and abs(p.co2_error) < TOL, (cid, p)
+    p8 = predict("granite3.0-8b")
+    assert -0.35 < p8.energy_error < -0.20, p8
+    assert p8.engine_share < -0.20, p8
+    assert 0.0 < p8.campaign_share < 0.05, p8
+
+
 def test_issue14_target_three_families_within_15_percent() -> None:
     """Issue 14's target: at least three open model families with a published run reproduced within 15 %
     (energy, and CO2 where the card gives it) in the card's convention."""
