@@ -9,7 +9,9 @@ None of these runs is in the engine's calibration fit; the Llama 3.1 405B campai
 built from its own logbook (see ``built_from`` in the file).
 
 One test per family. Tolerance: 15 % (issue 14). Families or runs outside it are kept, each with a
-test that guards the size and sign of its gap, so that a change in the model shows up either way.
+test that guards the size and sign of its gap and where it lies (``engine_share``: the steady-state
+engine's GPU-hours against the card's; ``campaign_share``: what failures, restarts and checkpoints add),
+so that a change in the model shows up either way. Each case's ``gap_note`` says what the card states.
 
 ``python tests/facility/test_model_card.py`` prints the table that README.md quotes.
 """
@@ -71,10 +73,24 @@ class Prediction:
     hfu: float
     facility_mwh: float  # wanka's own convention: job IT energy × PUE
     model_card_mwh: float  # wanka's model-card output: GPU-hours × catalog TDP
+    steady_gpu_hours: float  # the engine alone: tokens / steady-state throughput (no failures, no restarts)
+    step_time_s: float
+    published_gpu_hours: float | None  # board_power: the card's; measured_gpu: None
+    gpu_hours_floor: float  # the fewest GPU-hours the published figure allows (energy / TDP for measured_gpu)
 
     @property
     def energy_error(self) -> float:
         return self.mwh / self.published_mwh - 1.0
+
+    @property
+    def engine_share(self) -> float:
+        """The steady-state engine's GPU-hours against the card's (its lower bound for measured energy), - 1."""
+        return self.steady_gpu_hours / (self.published_gpu_hours or self.gpu_hours_floor) - 1.0
+
+    @property
+    def campaign_share(self) -> float:
+        """What the campaign (failures, restarts, checkpoints) adds to the engine's GPU-hours."""
+        return self.gpu_hours / self.steady_gpu_hours - 1.0
 
     @property
     def co2_error(self) -> float | None:
@@ -101,6 +117,8 @@ def predict(case_id: str) -> Prediction:
     else:  # pragma: no cover - the schema allows only the two
         raise ValueError(case["convention"])
     tco2 = mwh * r.grid_kgco2_per_kwh if pub.get("tco2") is not None else None
+    tdp = accelerator(s.cluster.accelerator).tdp_w
+    published_gh = float(pub["gpu_hours"]) if pub.get("gpu_hours") is not None else None
     return Prediction(
         case=case_id,
         gpu_hours=gh,
@@ -112,6 +130,10 @@ def predict(case_id: str) -> Prediction:
         hfu=step.hfu,
         facility_mwh=(r.energy_j or 0.0) / 3.6e9,
         model_card_mwh=(r.model_card_energy_j or 0.0) / 3.6e9,
+        steady_gpu_hours=step.time_to_train_s * step.gpus / 3600.0,
+        step_time_s=step.step_time_s,
+        published_gpu_hours=published_gh,
+        gpu_hours_floor=published_gh if published_gh is not None else _published_mwh(case) * 1e6 / tdp,
     )
 
 
@@ -151,41 +173,74 @@ def test_board_power_convention_is_wankas_model_card_output_when_power_is_the_td
 # ---------------------------------------------------------------- one test per family
 
 
-def test_meta_llama_405b_and_70b_within_15_percent() -> None:
-    for cid in ("llama3.1-405b", "llama2-70b"):
+def test_meta_llama_405b_70b_and_65b_within_15_percent() -> None:
+    for cid in ("llama3.1-405b", "llama2-70b", "llama1-65b"):
         p = predict(cid)
         assert abs(p.energy_error) < TOL, (cid, p)
         assert p.co2_error is not None and abs(p.co2_error) < TOL, (cid, p)
 
 
-def test_meta_llama2_7b_known_gap() -> None:
-    """Llama 2 7B: under-predicted by ~23 % (job size and split not published; dp 512 assumed)."""
+def test_meta_llama2_7b_known_gap_is_engine_throughput() -> None:
+    """Llama 2 7B: under-predicted by ~23 %, and the gap is the engine's throughput, not downtime.
+
+    Meta's A100-era GPU-hours are tokens / measured throughput (``gap_note`` in the file: Llama 1 65B's
+    380 tokens/s/GPU reproduces its card's GPU-hours within 0.1 %), so the card implies ~3,000 tokens/s/GPU
+    where the engine's steady step gives ~4,000 (job size and split not published; dp 512 assumed). The
+    campaign adds only ~2 %. When the engine's throughput for this job moves, this test fails.
+    """
     p = predict("llama2-7b")
-    assert _family("Meta Llama") == ["llama3.1-405b", "llama2-70b", "llama2-7b"]
+    assert _family("Meta Llama") == ["llama3.1-405b", "llama2-70b", "llama2-7b", "llama1-65b"]
     assert -0.30 < p.energy_error < -0.15, p
+    assert p.engine_share < -0.18, p  # the steady-state engine alone is already more than 18 % short
+    assert 0.0 < p.campaign_share < 0.05, p
 
 
-def test_bigscience_bloom_known_gap() -> None:
-    """BLOOM's GPU energy is under-predicted by about 19 %: a known gap, guarded here, not hidden.
+def test_bigscience_bloom_within_15_percent() -> None:
+    """BLOOM 176B (Jean Zay, 384 A100): energy and CO2 within 15 % of Luccioni et al.'s 433 MWh / 24.7 t.
 
-    The engine predicts ~54 % hardware utilisation on A100 against the published ~50 % (156 TFLOP/s),
-    and the published 1.08 M GPU-hours cover the whole 117.5-day reservation (failures, restarts and
-    batch ramp-up included), of which the campaign model charges ~2 %. The gap shares its cause with
-    the A100 efficiency the engine over-predicts (issue 13); when that is fixed this test fails and
-    BLOOM moves into the 15 % band.
+    The split is the training script's: tp 4 · pp 12 · dp 8 with full recompute and no sequence
+    parallelism (the 2022 Megatron-DeepSpeed had none; reading it as sp=true was a misread that made the
+    engine 9 % too fast). What remains is the campaign: the published GPU-hours are 384 GPUs × all 117.5
+    days from launch to the end (ramp-up, evals, hangs, debugging restarts, a slow GPU, the chronicle
+    lists them), of which a generic failure model charges ~2 %.
     """
     p = predict("bloom-176b")
-    assert -0.25 < p.energy_error < -0.15, p
+    assert abs(p.energy_error) < TOL, p
     assert p.co2_error == pytest.approx(p.energy_error)  # one grid factor: CO2 follows energy
+    assert p.engine_share > -0.15, p
+    assert p.campaign_share < 0.05, p  # the campaign overheads the chronicle lists are not all modelled
 
 
-def test_bigcode_starcoder_known_gap() -> None:
-    """StarCoderBase is under-predicted by ~30 %: the engine runs the A100 job at ~47 % MFU where the
-    published 320,256 GPU-hours imply ~26 % (6·N·tokens model FLOPs) over the whole campaign. Same
-    direction and cause as BLOOM (A100 throughput over-predicted, campaign overheads under-charged)."""
+def test_engine_alone_against_the_measured_steady_throughput() -> None:
+    """Check (engine only, no campaign): runs whose papers or logs state their steady-state speed.
+
+    BLOOM: the run log's 105 s per 2,048-sequence iteration at 149-150 TFLOPs; Llama 1 65B: 380
+    tokens/s/GPU on 2,048 A100. Within 10 %.
+    """
+    checked = 0
+    for cid, c in _cases().items():
+        pub = c["published"]
+        p = predict(cid)
+        if pub.get("measured_step_s") is not None:
+            assert p.step_time_s == pytest.approx(float(pub["measured_step_s"]), rel=0.10), (cid, p)
+            checked += 1
+        if pub.get("measured_tokens_per_s_per_gpu") is not None:
+            tps = float(c["scenario"]["training"]["tokens"]) / (p.steady_gpu_hours * 3600.0)
+            assert tps == pytest.approx(float(pub["measured_tokens_per_s_per_gpu"]), rel=0.10), (cid, tps)
+            checked += 1
+    assert checked == 2
+
+
+def test_bigcode_starcoder_known_gap_is_engine_throughput() -> None:
+    """StarCoderBase is under-predicted by ~25 %: the card's 320,256 GPU-hours imply ~910 tokens/s/GPU
+    over the whole run where the engine's steady step gives ~1,235 on the AWS p4de cluster (50 Gb/s EFA
+    per GPU, as the card's us-west-2 AWS grid factor places it). The campaign adds ~2 %; the paper gives
+    no throughput, so steady-state speed and downtime cannot be told apart from the card."""
     p = predict("starcoderbase-15.5b")
-    assert -0.40 < p.energy_error < -0.20, p
+    assert -0.35 < p.energy_error < -0.15, p
     assert p.co2_error == pytest.approx(p.energy_error)
+    assert p.engine_share < -0.15, p
+    assert 0.0 < p.campaign_share < 0.05, p
 
 
 def test_ai2_olmo2_13b_within_15_percent_olmo2_7b_known_gap() -> None:
@@ -194,13 +249,43 @@ def test_ai2_olmo2_13b_within_15_percent_olmo2_7b_known_gap() -> None:
     Both depend on a job size that is not in the sources read; the largest job the published batch
     allows without gradient accumulation is assumed (13B: 1,024 GPUs, 7B: 512). The 13B agreement is
     conditional on it: on 512 GPUs the engine runs the 13B at ~57 % MFU instead of ~36 % and comes out
-    about -31 %. The 7B miss is not: on 512 or 256 GPUs the engine runs its ZeRO-3 job at ~55 % MFU,
-    which the 131 MWh of measured GPU energy does not support.
+    about -31 %. The 7B miss is in the GPU-hours, not in the power curve: 131 MWh needs at least
+    131 MWh / 700 W = 187,000 H100-hours, and wanka predicts ~101,000 (ZeRO-3 at ~55 % MFU).
     """
     assert _family("AI2 OLMo") == ["olmo2-13b", "olmo2-7b"]
     p13, p7 = predict("olmo2-13b"), predict("olmo2-7b")
     assert abs(p13.energy_error) < TOL, p13
     assert -0.55 < p7.energy_error < -0.35, p7
+    assert p7.gpu_hours < 0.6 * p7.gpu_hours_floor, p7  # even at the power limit, too few GPU-hours
+    assert p13.gpu_hours > p13.gpu_hours_floor, p13
+
+
+def test_ibm_granite_2b_and_moe_within_15_percent_8b_known_gap() -> None:
+    """IBM Granite 3.0 (Blue Vela H100; GPU-hours × 700 W × PUE 1.3, × 0.39 kg/kWh): the report states
+    each model's job size and split, so only micro batch, recompute and the MoE job sizes' order are
+    assumed. The 2B and both MoE models come within 15 %; the 8B (tp 4 · pp 4 on 768 GPUs) is
+    under-predicted by ~28 %: its GPU-hours imply ~4,000 tokens/s/GPU (MFU ~23 %) where the engine's
+    steady step gives ~5,700, and the campaign adds ~2 %."""
+    assert _family("IBM Granite") == ["granite3.0-8b", "granite3.0-2b", "granite3.0-1b-a400m", "granite3.0-3b-a800m"]
+    for cid in ("granite3.0-2b", "granite3.0-1b-a400m", "granite3.0-3b-a800m"):
+        p = predict(cid)
+        assert abs(p.energy_error) < TOL, (cid, p)
+        assert p.co2_error is not None and abs(p.co2_error) < TOL, (cid, p)
+    p8 = predict("granite3.0-8b")
+    assert -0.35 < p8.energy_error < -0.20, p8
+    assert p8.engine_share < -0.20, p8
+    assert 0.0 < p8.campaign_share < 0.05, p8
+
+
+def test_issue14_target_three_families_within_15_percent() -> None:
+    """Issue 14's target: at least three open model families with a published run reproduced within 15 %
+    (energy, and CO2 where the card gives it) in the card's convention."""
+    within = {
+        c["family"]
+        for cid, c in _cases().items()
+        if abs(predict(cid).energy_error) < TOL and abs(predict(cid).co2_error or 0.0) < TOL
+    }
+    assert len(within) >= 3, within
 
 
 # ---------------------------------------------------------------- the README table
@@ -208,8 +293,8 @@ def test_ai2_olmo2_13b_within_15_percent_olmo2_7b_known_gap() -> None:
 
 def table() -> str:
     rows = [
-        "| family | run | published (convention) | wanka | error |",
-        "|---|---|---|---|---|",
+        "| family | run | published (convention) | wanka | error | engine alone | campaign adds |",
+        "|---|---|---|---|---|---|---|",
     ]
     for cid, c in _cases().items():
         p = predict(cid)
@@ -221,7 +306,10 @@ def table() -> str:
         else:
             published = f"{p.published_mwh:,.0f} MWh measured GPU energy (PUE {pub['pue']:g} on top)"
             got = f"{p.gpu_hours / 1e6:.3g} M GPU-h, {p.mwh:,.0f} MWh GPU energy"
-        rows.append(f"| {c['family']} | {cid} | {published} | {got} (MFU {p.mfu:.0%}) | {p.energy_error:+.0%} |")
+        rows.append(
+            f"| {c['family']} | {cid} | {published} | {got} (MFU {p.mfu:.0%}) | {p.energy_error:+.0%} "
+            f"| {p.engine_share:+.0%} | {p.campaign_share:+.0%} |"
+        )
     return "\n".join(rows)
 
 
