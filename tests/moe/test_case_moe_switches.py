@@ -67,3 +67,20 @@ def test_switches_reach_the_estimate(tmp_path: Path) -> None:
 def test_bad_switch_value_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="ep_dispatch"):
         _scenario(tmp_path, ", ep_dispatch: hybrid")
+
+
+def test_nemo_rows_switches_are_consistent_with_their_source() -> None:
+    """Consistency check of the NeMo extra-run rows against their own provenance: every row that states
+    MoE switches names the preset it read them from, states all three, and claims CUDA graphs only
+    where that preset captures the whole iteration."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "extra_runs" / "nemo_perf_tables.yaml"
+    cases, _ = load_cases(path)
+    stated = [c for c in cases if c.raw.get("software", {}).get("switches_source")]
+    assert len(stated) >= 100
+    for c in stated:
+        sw = c.raw["software"]
+        assert {"ep_comm_overlap", "cuda_graphs", "ep_dispatch"} <= set(sw), c.id
+        assert sw["cuda_graphs"] == ("full_iteration" in sw["switches_source"]), c.id
+        assert ("moe_a2a_overlap True" in sw["switches_source"] or "full_iter" in sw["switches_source"]) == sw[
+            "ep_comm_overlap"
+        ], c.id
