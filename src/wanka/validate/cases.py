@@ -68,6 +68,12 @@ class CaseSoftware(_Row):
     # (e.g. ModelLink's --use-mc2 / --overlap-grad-reduce); None = what the software table says
     tp_comm_overlap: bool | None = None
     dp_comm_overlap: bool | None = None
+    # MoE switches a framework's per-model preset sets (Megatron-Bridge perf configs: moe_a2a_overlap,
+    # cuda_graph_impl, moe_flex_dispatcher_backend), with where they were read
+    ep_comm_overlap: bool | None = None
+    cuda_graphs: bool | None = None
+    ep_dispatch: Literal["alltoall", "deepep"] | None = None
+    switches_source: str | None = None
 
 
 class CaseRecord(_Row):
@@ -284,6 +290,9 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             release=str(sw.release) if sw.release != "" else None,
             tp_comm_overlap=sw.tp_comm_overlap,
             dp_comm_overlap=sw.dp_comm_overlap,
+            ep_comm_overlap=sw.ep_comm_overlap,
+            cuda_graphs=sw.cuda_graphs,
+            ep_dispatch=sw.ep_dispatch,
         )
     except ValueError as e:
         raise SpecError(str(e).splitlines()[-2].strip(), field="software.release", source=case.id) from None
@@ -320,7 +329,11 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             **({"cp_comm_type": par.cp_comm_type} if par.cp_comm_type else {}),
         },
         "software": software,
-        "assumptions": [*notes, f"overlap from software: {software.source}"],
+        "assumptions": [
+            *notes,
+            f"overlap from software: {software.source}",
+            *([f"MoE switches from {sw.switches_source}"] if sw.switches_source else []),
+        ],
     }
     sc = parse_scenario(data, source=case.id)
     unknown = {"vpp": par.vpp is None, "micro_batch": batch.micro_batch is None, "recompute": par.recompute is None}

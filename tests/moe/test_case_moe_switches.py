@@ -1,0 +1,86 @@
+"""A MoE validation case may carry the switches its framework's per-model preset sets (Megatron-Bridge
+perf configs: moe_a2a_overlap, cuda_graph_impl, flex dispatcher); they override the software table,
+reach the estimate, and a bad value is a clear error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wanka.engine import estimate_step
+from wanka.errors import SpecError
+from wanka.validate.cases import case_scenario, load_cases
+
+_CASE = """schema: wanka-validation/1
+cases:
+- id: moe_sw_case
+  kind: steady_state
+  model:
+    type: moe
+    n_layers: 8
+    hidden: 2048
+    n_heads: 16
+    n_kv_heads: 4
+    ffn_hidden: 6144
+    vocab: 32000
+    seq_len: 4096
+    moe: {{n_experts: 64, top_k: 8, expert_ffn_hidden: 768, dispatch: dropless, balanced_routing: true}}
+  hardware: {{gpu: H100-SXM5-80GB, count: 16, gpus_per_node: 8, scale_up_domain: 8, nic_gbps_per_gpu: 400}}
+  parallelism: {{tp: 1, pp: 1, dp: 16, ep: 16}}
+  batch: {{global_batch_seqs: 256, micro_batch: 1}}
+  precision: bf16
+  truth: {{tokens_per_s_per_gpu: 1000}}
+  software: {{framework: NeMo / Megatron-Bridge, release: "26.02"{extra}}}
+"""
+
+
+def _scenario(tmp_path: Path, extra: str):  # type: ignore[no-untyped-def]
+    p = tmp_path / "cases.yaml"
+    p.write_text(_CASE.format(extra=extra), encoding="utf-8")
+    cases, _ = load_cases(p)
+    return case_scenario(cases[0])[0]
+
+
+def test_preset_switches_override_the_table(tmp_path: Path) -> None:
+    table = _scenario(tmp_path, "").software.switches()
+    sc = _scenario(
+        tmp_path,
+        ", ep_comm_overlap: true, cuda_graphs: false, ep_dispatch: deepep, switches_source: 'preset X @v0'",
+    )
+    sw = sc.software.switches()
+    assert (sw["ep_comm_overlap"], sw["cuda_graphs"], sw["ep_dispatch"]) == (True, False, "deepep")
+    assert table["cuda_graphs"] is True and table["ep_comm_overlap"] is False  # what the table alone says
+    assert any("preset X @v0" in a for a in sc.assumptions)
+
+
+def test_switches_reach_the_estimate(tmp_path: Path) -> None:
+    """EP across two nodes: overlapping the all-to-all shows less of it; eager MoE layers pay their
+    launch and host cost that CUDA graphs remove."""
+    plain = estimate_step(_scenario(tmp_path, ", ep_comm_overlap: false, cuda_graphs: true"), require_fit=False)
+    hidden = estimate_step(_scenario(tmp_path, ", ep_comm_overlap: true, cuda_graphs: true"), require_fit=False)
+    eager = estimate_step(_scenario(tmp_path, ", ep_comm_overlap: false, cuda_graphs: false"), require_fit=False)
+    assert hidden.breakdown["ep_comm"] < plain.breakdown["ep_comm"]
+    assert eager.breakdown["compute"] > plain.breakdown["compute"]
+
+
+def test_bad_switch_value_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="ep_dispatch"):
+        _scenario(tmp_path, ", ep_dispatch: hybrid")
+
+
+def test_nemo_rows_switches_are_consistent_with_their_source() -> None:
+    """Consistency check of the NeMo extra-run rows against their own provenance: every row that states
+    MoE switches names the preset it read them from, states all three, and claims CUDA graphs only
+    where that preset captures the whole iteration."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "extra_runs" / "nemo_perf_tables.yaml"
+    cases, _ = load_cases(path)
+    stated = [c for c in cases if c.raw.get("software", {}).get("switches_source")]
+    assert len(stated) >= 100  # 108 rows state them
+    for c in stated:
+        sw = c.raw["software"]
+        assert {"ep_comm_overlap", "cuda_graphs", "ep_dispatch"} <= set(sw), c.id
+        assert sw["cuda_graphs"] == ("full_iteration" in sw["switches_source"]), c.id
+        assert ("moe_a2a_overlap True" in sw["switches_source"] or "full_iter" in sw["switches_source"]) == sw[
+            "ep_comm_overlap"
+        ], c.id
