@@ -383,6 +383,7 @@ class Memory:
     gradients: Arr
     optimizer: Arr
     activations: Arr
+    offloaded: Arr  # saved activations of one micro-batch held in host memory (activation offload)
     buffers: Arr
 
     @property
@@ -1012,6 +1013,32 @@ def stragglers(ctx: Context, sh: Shape, cm: Compute) -> Arr:
 
 
 # ---------------------------------------------------------------- memory
+def _attn_out_elems(model: Any) -> float:
+    """Elements per token of a softmax-attention layer's output (heads x value head dim)."""
+    dv = model.attention.v_head_dim if model.attention is not None else model.kv_channels
+    return float(model.n_heads * dv) if model.layer_pattern is None else 0.0
+
+
+def offloaded_bytes(ctx: Context, st: Strategies, nd: Arr, nm: Arr, act_dense: Arr, act_moe: Arr) -> Arr:
+    """Saved activations one micro-batch offloads to host memory: those of the first ``st.offload``
+    layers of the stage (Transformer Engine offloads the first ``num_layers`` layer groups; dense layers
+    come first)."""
+    n = np.minimum(st.offload.astype(float), nd + nm)
+    off_d = np.minimum(n, nd)
+    return np.asarray(off_d * act_dense + (n - off_d) * act_moe)
+
+
+def offload_time(ctx: Context, st: Strategies, cm: Compute, off: Arr) -> Arr:
+    """Exposed time per micro-batch of activation offloading: the forward's device-to-host copies run
+    beside the whole forward and the reloads beside the backward (Transformer Engine spreads the
+    offloaded layers' copies over the stage, ``layer_window_map``), each exposed only where it outlasts
+    that compute on the host link (``acc.host_link_bandwidth``); the copies read and then write the
+    offloaded bytes in HBM, bandwidth the kernels lose (TE CPU offloading guide)."""
+    t_copy = off / ctx.acc.host_link_bandwidth
+    exposed = np.maximum(0.0, t_copy - cm.t_fwd) + np.maximum(0.0, t_copy - cm.t_bwd)
+    return np.asarray(np.where(off > 0, exposed + _hbm_time(ctx, 2.0 * off), 0.0))
+
+
 def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> Memory:
     """Bytes per GPU: bf16 weights, fp32 main grads, fp32 master + Adam (sharded by ZeRO stage and
     shard group), activations of the busiest of first/middle/last stage x micro-batches in flight,
@@ -1048,8 +1075,15 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # stored in FP8"): one byte for the fc1 outputs of the routed and shared experts
     if blockwise and model.moe is not None:
         g_moe = g_moe + float(ffn_matrices(model) - 1) * moe_f
-    act_dense = ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense) * tokens / seq_shard
-    act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe) * tokens / seq_shard
+    # ... but the attention output, an FP8 input of the output projection, is also kept in BF16 by the
+    # fused attention kernel, whose backward needs it (FlashAttention-2 Alg. 2: D = rowsum(dO * O);
+    # Transformer Engine's FusedAttention saves q, k, v and out); in BF16 both are one tensor, and
+    # DeepSeek-V3's framework caches that one input once, for both backwards (Sec. 3.3.3, E5M6)
+    o_twice = np.where(st.flash & ctx.fp8 & (not blockwise), B * _attn_out_elems(model), 0.0)
+    act_dense = (
+        ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense + o_twice) * tokens / seq_shard
+    )
+    act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe + o_twice) * tokens / seq_shard
     act_dense, act_moe = act_dense + scores, act_moe + scores
 
     # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
@@ -1069,6 +1103,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     def stage_act(nd: Arr, nm: Arr, r: Arr | float) -> Arr:
         full_l = np.where(nm > 0, act_moe, act_dense)
         stored = (nd * act_dense + nm * act_moe) * inflight(r)
+        # activation offload (pp = 1): the offloaded layers' activations live in host memory; one
+        # layer's stay on the GPU while its copy is in flight (Transformer Engine's double buffer)
+        off = offloaded_bytes(ctx, st, nd, nm, act_dense, act_moe)
+        stored = stored - np.where(off > 0, off - full_l, 0.0)
         ckpt = (nd + nm) * 2.0 * h * tokens / seq_shard * inflight(r) + full_l
         return np.asarray(np.where(rec == 2, ckpt, stored))
 
@@ -1101,7 +1139,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         + ctx.cal.allocator_fragmentation * (activations + z3_buf + cp_buf)
         + ctx.cal.nccl_bytes_per_communicator * n_comms
     )
-    return Memory(weights=weights, gradients=grads, optimizer=optim, activations=activations, buffers=buffers)
+    off = offloaded_bytes(ctx, st, *sh.layers["first"], act_dense, act_moe)
+    return Memory(
+        weights=weights, gradients=grads, optimizer=optim, activations=activations, offloaded=off, buffers=buffers
+    )
 
 
 # ---------------------------------------------------------------- the step
@@ -1122,9 +1163,11 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     per_step = {"tp": m_mb * tpc.exposed, "cp": m_mb * cpc.exposed, "ep": m_mb * epc.exposed}
     lk = links(ctx, sh, cm, comms, {**per_step, "pp": ppc.exposed, "dp": dpc.exposed})
     compute_total = m_mb * (cm.t_fwd + cm.t_bwd)
+    mem = memory(ctx, st, sh, cm, pr)
+    t_offload = offload_time(ctx, st, cm, mem.offloaded)
     breakdown = {
         "compute": compute_total,
-        "recompute": m_mb * cm.t_rec,
+        "recompute": m_mb * (cm.t_rec + t_offload),  # the time memory saving costs: recompute, offload
         "tp_comm": lk.exposed["tp"],
         "cp_comm": lk.exposed["cp"],
         "ep_comm": lk.exposed["ep"],
@@ -1135,7 +1178,6 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         "stragglers": stragglers(ctx, sh, cm),
     }
     step = sum(breakdown.values(), np.zeros_like(sh.tp))
-    mem = memory(ctx, st, sh, cm, pr)
     total_mem = mem.total
 
     tokens_step = float(ctx.global_batch_seqs) * float(ctx.seq_len)

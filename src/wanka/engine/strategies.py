@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -80,6 +80,11 @@ class Strategies:
     shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
     cp_comm: IntArr  # CP_COMM_CODES
     cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain
+    offload: IntArr = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # layers offloaded to host
+
+    def __post_init__(self) -> None:
+        if self.offload.shape != self.tp.shape:  # absent: no layer offloaded
+            object.__setattr__(self, "offload", np.zeros_like(self.tp))
 
     def __len__(self) -> int:
         return int(self.tp.shape[0])
@@ -106,6 +111,7 @@ class Strategies:
             shard=np.array([s.zero_shard_group or 0 for s in specs], dtype=np.int64),
             cp_comm=np.array([CP_COMM_CODES[s.cp_comm_type] for s in specs], dtype=np.int64),
             cp_a2a=np.array([s.cp_a2a_size or 0 for s in specs], dtype=np.int64),
+            offload=col("offload_layers"),
         )
 
     @classmethod
@@ -135,6 +141,7 @@ class Strategies:
             shard=get("shard", 0, np.int64),
             cp_comm=np.broadcast_to(np.asarray(cpc, dtype=np.int64), (n,)).copy(),
             cp_a2a=get("cp_a2a", 0, np.int64),
+            offload=get("offload", d.offload_layers, np.int64),
         )
 
     def row(self, i: int) -> dict[str, object]:
@@ -152,4 +159,5 @@ class Strategies:
             "zero_shard_group": int(self.shard[i]) or None,
             "cp_comm_type": _CP_NAMES[int(self.cp_comm[i])],
             "cp_a2a_size": int(self.cp_a2a[i]) or None,
+            "offload_layers": int(self.offload[i]),
         }
