@@ -861,18 +861,20 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     z, rec, c = st.zero, st.recompute, ctx.cal
     zero_t = np.zeros_like(sh.tp)
     gr = pr.groups
+    # gradients reduced in fp32 (grad_reduce_in_fp32) or in the parameters' bf16
+    grad_b = np.where(st.grad_fp32, GRAD_BYTES, PARAM_BYTES)
     bucket = np.where(
         z == 3, c.zero3_bucket_params, np.maximum(c.dp_bucket_params, c.dp_bucket_params_per_rank * pr.dpc)
     )
     nb_dense = np.maximum(1.0, np.ceil(pr.p_dense / bucket))
 
-    def dp_op(op: str, p: Arr, nbytes_per_param: float, group: Any, n: Arr) -> Arr:
+    def dp_op(op: str, p: Arr, nbytes_per_param: Arr | float, group: Any, n: Arr) -> Arr:
         # the collective runs once per bucket; latency terms add up over buckets
         nb = np.maximum(1.0, np.ceil(p / bucket))
         t = np.asarray(collective_time(op, p / nb * nbytes_per_param, group).time_s) * nb
         return np.asarray(np.where((n > 1) & (p > 0), t, 0.0))
 
-    def dp_both(op: str, nbytes_per_param: float, needed: bool, kind: str, scale: Arr | float = 1.0) -> Arr:
+    def dp_both(op: str, nbytes_per_param: Arr | float, needed: bool, kind: str, scale: Arr | float = 1.0) -> Arr:
         # dense parameters over their group, routed experts over the expert-data-parallel one;
         # skipped (zero) when no strategy in the batch needs this collective
         if not needed:
@@ -886,10 +888,10 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
         t = dp_op(op, pr.p_dense * scale, nbytes_per_param, dense_g, n)
         return t + dp_op(op, pr.p_expert * s_e, nbytes_per_param, exp_g, n_e) if sh.has_moe else t
 
-    t_ar = dp_both("all_reduce", GRAD_BYTES, bool(np.any(z == 0)), "full")
-    t_rs = dp_both("reduce_scatter", GRAD_BYTES, bool(np.any(z >= 1)), "shard")
+    t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)), "full")
+    t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)), "shard")
     t_ag = dp_both("all_gather", PARAM_BYTES, bool(np.any(z >= 1)), "shard")
-    t_rep = dp_both("all_reduce", GRAD_BYTES, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
+    t_rep = dp_both("all_reduce", grad_b, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
     # the overlap windows. ZeRO-0/1 reduce once per step: a bucket's gradients are final after the
     # last micro-batch's backward, so the reduction hides behind that backward; with v model chunks
     # per stage a chunk's reduction also hides behind the later chunks' backward of the cooldown
@@ -920,23 +922,23 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     n_ar = np.where(z == 0, 1.0, 0.0)
     dpc, g, p_local = pr.dpc, pr.g, pr.p_local
     nbytes = (
-        n_ar * 2.0 * p_local * GRAD_BYTES * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
-        + (n_rs * p_local * GRAD_BYTES + n_ag * p_local * PARAM_BYTES) * np.where(g > 1, (g - 1) / g, 0.0)
-        + np.where(pr.hybrid, 2.0 * pr.p_shard * GRAD_BYTES * (pr.rep - 1.0) / pr.rep, 0.0)
+        n_ar * 2.0 * p_local * grad_b * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
+        + (n_rs * p_local * grad_b + n_ag * p_local * PARAM_BYTES) * np.where(g > 1, (g - 1) / g, 0.0)
+        + np.where(pr.hybrid, 2.0 * pr.p_shard * grad_b * (pr.rep - 1.0) / pr.rep, 0.0)
     )
     charges: list[tuple[Arr | float, str, Arr | float, Any]] = []
     for count, op, per_param, dense_g, exp_g in (
-        (n_ar, "all_reduce", GRAD_BYTES, gr["dp"], gr["edp"]),
-        (n_rs, "reduce_scatter", GRAD_BYTES, gr["shard"], gr["eshard"]),
+        (n_ar, "all_reduce", grad_b, gr["dp"], gr["edp"]),
+        (n_rs, "reduce_scatter", grad_b, gr["shard"], gr["eshard"]),
         (n_ag, "all_gather", PARAM_BYTES, gr["shard"], gr["eshard"]),
     ):
         charges.append((count, op, pr.p_dense * per_param, dense_g))
         if sh.has_moe:
             charges.append((count, op, pr.p_expert * per_param, exp_g))
     once = np.where(pr.hybrid, 1.0, 0.0)
-    charges.append((once, "all_reduce", pr.p_dense / pr.g * GRAD_BYTES, gr["rep"]))
+    charges.append((once, "all_reduce", pr.p_dense / pr.g * grad_b, gr["rep"]))
     if sh.has_moe:
-        charges.append((once, "all_reduce", pr.p_expert / pr.g_e * GRAD_BYTES, gr["erep"]))
+        charges.append((once, "all_reduce", pr.p_expert / pr.g_e * grad_b, gr["erep"]))
     return Comm(exposed=dp_exposed, nbytes=nbytes, charges=tuple(charges))
 
 
@@ -1052,7 +1054,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # fp32 main gradients; with ZeRO-3/FSDP a parameter shard costs 16 bytes, not 18: DeepSpeed keeps
     # 16-bit gradient shards (ZeRO paper Sec. 3.1: 2 + 2 + 12 bytes), FSDP's fp32 shard is itself the
     # optimizer's master copy (mixed precision: 4 + 4 + 8, plus the transient bf16 gathers in z3_buf)
-    grads = np.where(z >= 2, pr.p_shard, pr.p_local) * np.where(z == 3, 2.0, 4.0) * copies
+    # (bf16 when gradients are reduced in bf16: Megatron-Core DDP allocates the main-grad buffer in
+    # fp32 only with grad_reduce_in_fp32, else in the parameters' dtype)
+    grad_b = np.where((z == 3) | ~st.grad_fp32, PARAM_BYTES, GRAD_BYTES)
+    grads = np.where(z >= 2, pr.p_shard, pr.p_local) * grad_b * copies
     # fp32 master + Adam m, v; DeepSeek-V3's FP8 framework keeps the AdamW moments in BF16 (Sec. 3.3.3,
     # "Low-Precision Optimizer States": 4 + 2 + 2 bytes)
     blockwise = ctx.fp8 and ctx.training.precision_recipe == "fp8_blockwise"

@@ -47,6 +47,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "cuda_graphs": spec.cuda_graphs,
         "deepep": spec.ep_dispatch == "deepep",
         "dualpipe": spec.pp_schedule == "dualpipe",
+        "grad_fp32": spec.grad_reduce_fp32,
     }
 
 
@@ -77,6 +78,7 @@ class Strategies:
     cuda_graphs: BoolArr
     deepep: BoolArr
     dualpipe: BoolArr
+    grad_fp32: BoolArr  # fp32 gradient buffer and reduction (grad_reduce_in_fp32)
     shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
     cp_comm: IntArr  # CP_COMM_CODES
     cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain

@@ -102,6 +102,11 @@ class ParallelSpec(Spec):
     pp_schedule: Literal["1f1b", "dualpipe"] = Field(
         "1f1b", description="1f1b (interleaved when vpp > 1) or DualPipe (DeepSeek-V3 Sec. 3.2.1)"
     )
+    grad_reduce_fp32: bool = Field(
+        True,
+        description="gradients accumulated and reduced in fp32 (Megatron-Core DDP grad_reduce_in_fp32: a 4-byte "
+        "main-grad buffer per parameter); False = in the parameters' bf16, 2 bytes of memory and traffic",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
