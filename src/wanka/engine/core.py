@@ -29,7 +29,8 @@ one), the typed records of each concern:
              comm_sm_share of the SMs.
   stragglers the slowest of N ranks: rank_jitter_cv x sqrt(2 ln N) of the compute.
   memory     :class:`Memory`: weights, grads, optimizer (ZeRO, shard group), activations of the
-             busiest of first/middle/last stage x micro-batches in flight, framework + allocator
+             busiest of first/middle/last stage x micro-batches in flight (less the layers offloaded
+             to host memory, whose copies' exposed time goes under recompute), framework + allocator
              fragmentation + NCCL buffers; ``fits`` against the usable HBM.
 """
 
