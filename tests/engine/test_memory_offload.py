@@ -117,3 +117,13 @@ def test_nemo_fsdp_row_without_recompute_fits_by_offloading_as_nvidia_runs_it() 
     assert r.predicted is not None, r.error
     assert r.strategy["recompute"] == "none"
     assert 0 < int(r.strategy["offload_layers"]) < 80  # type: ignore[call-overload]
+
+
+def test_published_no_recompute_fsdp_run_is_predicted_with_offload_not_dropped() -> None:
+    # public file: recompute none is published, activation offload is not (NVIDIA's preset offloads 40
+    # of 80 layers); without offload no layout fits 173 GiB, so the case would go unpredicted
+    cases, sup = load_cases()
+    case = next(c for c in cases + sup if c.id == "nemo260401_llama3_70b_gb200_fp8cs_64g")
+    r = predict_case(case)
+    assert r.predicted is not None, r.error
+    assert r.strategy["recompute"] == "none" and int(r.strategy["offload_layers"]) > 0  # type: ignore[call-overload]
