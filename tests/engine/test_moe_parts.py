@@ -56,6 +56,9 @@ def test_blockwise_fp8_caches_the_moe_swiglu_input_in_one_byte() -> None:
     # DeepSeek-V3 Sec. 3.3.3: the SwiGLU input (2 x expert FFN per routed + shared expert) in FP8
     per_token = 2 * m.moe.expert_ffn_hidden * (m.moe.top_k + m.moe.n_shared_experts)
     saved = per_token * 4096 * (m.n_layers + m.mtp_layers - m.moe.n_dense_layers)  # one byte of two
+    # and caches the attention output once (E5M6) for the projection and the attention backward,
+    # where Transformer Engine keeps a BF16 copy beside the FP8 one (2 bytes per element per layer)
+    saved += 2 * m.n_heads * m.attention.v_head_dim * 4096 * (m.n_layers + m.mtp_layers)
     frag = 1.0 + default_calibration().allocator_fragmentation  # follows the activations
     assert cur.memory.activations - blk.memory.activations == pytest.approx(saved, rel=1e-9)
     # and keeps the AdamW moments in BF16 ("Low-Precision Optimizer States"): 4 + 2 + 2 bytes, not 12

@@ -39,6 +39,11 @@ class _Entry(BaseModel):
 
 
 # ---------------------------------------------------------------- accelerators
+# PCIe Gen5 x16, one direction: 32 GT/s x 16 lanes x 128/130 encoding / 8 = 63 GB/s (PCI-SIG PCIe 5.0
+# base specification); the host link assumed for an accelerator whose entry gives none
+PCIE5_X16_BYTES_PER_S = 63.0e9
+
+
 class AcceleratorEntry(_Entry):
     vendor: str
     architecture: str = ""
@@ -54,6 +59,12 @@ class AcceleratorEntry(_Entry):
     attention_fraction: float = Field(0.5, gt=0, le=1, description="fused attention fwd+bwd / BF16 peak")
     attention_fraction_fa2: float | None = Field(
         None, gt=0, le=1, description="FlashAttention-2 fwd+bwd / BF16 peak; None = attention_fraction"
+    )
+    host_link_gbytes_per_s_per_direction: float | None = Field(
+        None,
+        gt=0,
+        description="GPU <-> host memory copy bandwidth per GPU, one direction, 10^9 B/s (the lesser of the "
+        "link and the GPU's share of host memory bandwidth); None = PCIe Gen5 x16 (63 GB/s), an assumption",
     )
     default_node: str | None = None
     assumptions: list[str] = []
@@ -82,6 +93,8 @@ class Accelerator:
     matmul_fraction: float = 0.8
     attention_fraction: float = 0.5
     attention_fraction_fa2: float = 0.5
+    host_link_bandwidth: float = PCIE5_X16_BYTES_PER_S  # GPU <-> host copies, one direction
+    host_link_assumed: bool = True  # the catalog entry gives no host-link figure
 
     @classmethod
     def from_entry(cls, e: AcceleratorEntry) -> Accelerator:
@@ -107,6 +120,12 @@ class Accelerator:
             attention_fraction_fa2=(
                 e.attention_fraction if e.attention_fraction_fa2 is None else e.attention_fraction_fa2
             ),
+            host_link_bandwidth=(
+                PCIE5_X16_BYTES_PER_S
+                if e.host_link_gbytes_per_s_per_direction is None
+                else e.host_link_gbytes_per_s_per_direction * GIGA
+            ),
+            host_link_assumed=e.host_link_gbytes_per_s_per_direction is None,
         )
 
     def peak(self, dtype: str) -> float:

@@ -45,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "cuda_graphs": False,
     "ep_dispatch": "alltoall",
     "pp_schedule": "1f1b",
+    "grad_reduce_fp32": True,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -101,6 +102,7 @@ class SoftwareRule(BaseModel):
     cuda_graphs: bool | None = None
     ep_dispatch: Literal["alltoall", "deepep"] | None = None
     pp_schedule: Literal["1f1b", "dualpipe"] | None = None
+    grad_reduce_fp32: bool | None = None
     source: str = Field(min_length=1)
 
     def matches(self, framework: str, release: str | None) -> bool:

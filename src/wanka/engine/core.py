@@ -29,7 +29,8 @@ one), the typed records of each concern:
              comm_sm_share of the SMs.
   stragglers the slowest of N ranks: rank_jitter_cv x sqrt(2 ln N) of the compute.
   memory     :class:`Memory`: weights, grads, optimizer (ZeRO, shard group), activations of the
-             busiest of first/middle/last stage x micro-batches in flight, framework + allocator
+             busiest of first/middle/last stage x micro-batches in flight (less the layers offloaded
+             to host memory, whose copies' exposed time goes under recompute), framework + allocator
              fragmentation + NCCL buffers; ``fits`` against the usable HBM.
 """
 
@@ -383,6 +384,7 @@ class Memory:
     gradients: Arr
     optimizer: Arr
     activations: Arr
+    offloaded: Arr  # saved activations of one micro-batch held in host memory (activation offload)
     buffers: Arr
 
     @property
@@ -860,18 +862,20 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     z, rec, c = st.zero, st.recompute, ctx.cal
     zero_t = np.zeros_like(sh.tp)
     gr = pr.groups
+    # gradients reduced in fp32 (grad_reduce_in_fp32) or in the parameters' bf16
+    grad_b = np.where(st.grad_fp32, GRAD_BYTES, PARAM_BYTES)
     bucket = np.where(
         z == 3, c.zero3_bucket_params, np.maximum(c.dp_bucket_params, c.dp_bucket_params_per_rank * pr.dpc)
     )
     nb_dense = np.maximum(1.0, np.ceil(pr.p_dense / bucket))
 
-    def dp_op(op: str, p: Arr, nbytes_per_param: float, group: Any, n: Arr) -> Arr:
+    def dp_op(op: str, p: Arr, nbytes_per_param: Arr | float, group: Any, n: Arr) -> Arr:
         # the collective runs once per bucket; latency terms add up over buckets
         nb = np.maximum(1.0, np.ceil(p / bucket))
         t = np.asarray(collective_time(op, p / nb * nbytes_per_param, group).time_s) * nb
         return np.asarray(np.where((n > 1) & (p > 0), t, 0.0))
 
-    def dp_both(op: str, nbytes_per_param: float, needed: bool, kind: str, scale: Arr | float = 1.0) -> Arr:
+    def dp_both(op: str, nbytes_per_param: Arr | float, needed: bool, kind: str, scale: Arr | float = 1.0) -> Arr:
         # dense parameters over their group, routed experts over the expert-data-parallel one;
         # skipped (zero) when no strategy in the batch needs this collective
         if not needed:
@@ -885,10 +889,10 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
         t = dp_op(op, pr.p_dense * scale, nbytes_per_param, dense_g, n)
         return t + dp_op(op, pr.p_expert * s_e, nbytes_per_param, exp_g, n_e) if sh.has_moe else t
 
-    t_ar = dp_both("all_reduce", GRAD_BYTES, bool(np.any(z == 0)), "full")
-    t_rs = dp_both("reduce_scatter", GRAD_BYTES, bool(np.any(z >= 1)), "shard")
+    t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)), "full")
+    t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)), "shard")
     t_ag = dp_both("all_gather", PARAM_BYTES, bool(np.any(z >= 1)), "shard")
-    t_rep = dp_both("all_reduce", GRAD_BYTES, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
+    t_rep = dp_both("all_reduce", grad_b, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
     # the overlap windows. ZeRO-0/1 reduce once per step: a bucket's gradients are final after the
     # last micro-batch's backward, so the reduction hides behind that backward; with v model chunks
     # per stage a chunk's reduction also hides behind the later chunks' backward of the cooldown
@@ -922,23 +926,23 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     n_ar = np.where(z == 0, 1.0, 0.0)
     dpc, g, p_local = pr.dpc, pr.g, pr.p_local
     nbytes = (
-        n_ar * 2.0 * p_local * GRAD_BYTES * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
-        + (n_rs * p_local * GRAD_BYTES + n_ag * p_local * PARAM_BYTES) * np.where(g > 1, (g - 1) / g, 0.0)
-        + np.where(pr.hybrid, 2.0 * pr.p_shard * GRAD_BYTES * (pr.rep - 1.0) / pr.rep, 0.0)
+        n_ar * 2.0 * p_local * grad_b * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
+        + (n_rs * p_local * grad_b + n_ag * p_local * PARAM_BYTES) * np.where(g > 1, (g - 1) / g, 0.0)
+        + np.where(pr.hybrid, 2.0 * pr.p_shard * grad_b * (pr.rep - 1.0) / pr.rep, 0.0)
     )
     charges: list[tuple[Arr | float, str, Arr | float, Any]] = []
     for count, op, per_param, dense_g, exp_g in (
-        (n_ar, "all_reduce", GRAD_BYTES, gr["dp"], gr["edp"]),
-        (n_rs, "reduce_scatter", GRAD_BYTES, gr["shard"], gr["eshard"]),
+        (n_ar, "all_reduce", grad_b, gr["dp"], gr["edp"]),
+        (n_rs, "reduce_scatter", grad_b, gr["shard"], gr["eshard"]),
         (n_ag, "all_gather", PARAM_BYTES, gr["shard"], gr["eshard"]),
     ):
         charges.append((count, op, pr.p_dense * per_param, dense_g))
         if sh.has_moe:
             charges.append((count, op, pr.p_expert * per_param, exp_g))
     once = np.where(pr.hybrid, 1.0, 0.0)
-    charges.append((once, "all_reduce", pr.p_dense / pr.g * GRAD_BYTES, gr["rep"]))
+    charges.append((once, "all_reduce", pr.p_dense / pr.g * grad_b, gr["rep"]))
     if sh.has_moe:
-        charges.append((once, "all_reduce", pr.p_expert / pr.g_e * GRAD_BYTES, gr["erep"]))
+        charges.append((once, "all_reduce", pr.p_expert / pr.g_e * grad_b, gr["erep"]))
     return Comm(exposed=dp_exposed, nbytes=nbytes, charges=tuple(charges))
 
 
@@ -1015,6 +1019,32 @@ def stragglers(ctx: Context, sh: Shape, cm: Compute) -> Arr:
 
 
 # ---------------------------------------------------------------- memory
+def _attn_out_elems(model: Any) -> float:
+    """Elements per token of a softmax-attention layer's output (heads x value head dim)."""
+    dv = model.attention.v_head_dim if model.attention is not None else model.kv_channels
+    return float(model.n_heads * dv) if model.layer_pattern is None else 0.0
+
+
+def offloaded_bytes(ctx: Context, st: Strategies, nd: Arr, nm: Arr, act_dense: Arr, act_moe: Arr) -> Arr:
+    """Saved activations one micro-batch offloads to host memory: those of the first ``st.offload``
+    layers of the stage (Transformer Engine offloads the first ``num_layers`` layer groups; dense layers
+    come first)."""
+    n = np.minimum(st.offload.astype(float), nd + nm)
+    off_d = np.minimum(n, nd)
+    return np.asarray(off_d * act_dense + (n - off_d) * act_moe)
+
+
+def offload_time(ctx: Context, st: Strategies, cm: Compute, off: Arr) -> Arr:
+    """Exposed time per micro-batch of activation offloading: the forward's device-to-host copies run
+    beside the whole forward and the reloads beside the backward (Transformer Engine spreads the
+    offloaded layers' copies over the stage, ``layer_window_map``), each exposed only where it outlasts
+    that compute on the host link (``acc.host_link_bandwidth``); the copies read and then write the
+    offloaded bytes in HBM, bandwidth the kernels lose (TE CPU offloading guide)."""
+    t_copy = off / ctx.acc.host_link_bandwidth
+    exposed = np.maximum(0.0, t_copy - cm.t_fwd) + np.maximum(0.0, t_copy - cm.t_bwd)
+    return np.asarray(np.where(off > 0, exposed + _hbm_time(ctx, 2.0 * off), 0.0))
+
+
 def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> Memory:
     """Bytes per GPU: bf16 weights, fp32 main grads, fp32 master + Adam (sharded by ZeRO stage and
     shard group), activations of the busiest of first/middle/last stage x micro-batches in flight,
@@ -1028,7 +1058,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # fp32 main gradients; with ZeRO-3/FSDP a parameter shard costs 16 bytes, not 18: DeepSpeed keeps
     # 16-bit gradient shards (ZeRO paper Sec. 3.1: 2 + 2 + 12 bytes), FSDP's fp32 shard is itself the
     # optimizer's master copy (mixed precision: 4 + 4 + 8, plus the transient bf16 gathers in z3_buf)
-    grads = np.where(z >= 2, pr.p_shard, pr.p_local) * np.where(z == 3, 2.0, 4.0) * copies
+    # (bf16 when gradients are reduced in bf16: Megatron-Core DDP allocates the main-grad buffer in
+    # fp32 only with grad_reduce_in_fp32, else in the parameters' dtype)
+    grad_b = np.where((z == 3) | ~st.grad_fp32, PARAM_BYTES, GRAD_BYTES)
+    grads = np.where(z >= 2, pr.p_shard, pr.p_local) * grad_b * copies
     # fp32 master + Adam m, v; DeepSeek-V3's FP8 framework keeps the AdamW moments in BF16 (Sec. 3.3.3,
     # "Low-Precision Optimizer States": 4 + 2 + 2 bytes)
     blockwise = ctx.fp8 and ctx.training.precision_recipe == "fp8_blockwise"
@@ -1051,8 +1084,15 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # stored in FP8"): one byte for the fc1 outputs of the routed and shared experts
     if blockwise and model.moe is not None:
         g_moe = g_moe + float(ffn_matrices(model) - 1) * moe_f
-    act_dense = ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense) * tokens / seq_shard
-    act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe) * tokens / seq_shard
+    # ... but the attention output, an FP8 input of the output projection, is also kept in BF16 by the
+    # fused attention kernel, whose backward needs it (FlashAttention-2 Alg. 2: D = rowsum(dO * O);
+    # Transformer Engine's FusedAttention saves q, k, v and out); in BF16 both are one tensor, and
+    # DeepSeek-V3's framework caches that one input once, for both backwards (Sec. 3.3.3, E5M6)
+    o_twice = np.where(st.flash & ctx.fp8 & (not blockwise), B * _attn_out_elems(model), 0.0)
+    act_dense = (
+        ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense + o_twice) * tokens / seq_shard
+    )
+    act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe + o_twice) * tokens / seq_shard
     act_dense, act_moe = act_dense + scores, act_moe + scores
 
     # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
@@ -1073,6 +1113,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     def stage_act(nd: Arr, nm: Arr, r: Arr | float) -> Arr:
         full_l = np.where(nm > 0, act_moe, act_dense)
         stored = (nd * act_dense + nm * act_moe) * inflight(r)
+        # activation offload (pp = 1): the offloaded layers' activations live in host memory; one
+        # layer's stay on the GPU while its copy is in flight (Transformer Engine's double buffer)
+        off = offloaded_bytes(ctx, st, nd, nm, act_dense, act_moe)
+        stored = stored - np.where(off > 0, off - full_l, 0.0)
         ckpt = (nd + nm) * 2.0 * h * tokens / seq_shard * inflight(r) + full_l
         return np.asarray(np.where(rec == 2, ckpt, stored))
 
@@ -1105,7 +1149,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         + ctx.cal.allocator_fragmentation * (activations + z3_buf + cp_buf)
         + ctx.cal.nccl_bytes_per_communicator * n_comms
     )
-    return Memory(weights=weights, gradients=grads, optimizer=optim, activations=activations, buffers=buffers)
+    off = offloaded_bytes(ctx, st, *sh.layers["first"], act_dense, act_moe)
+    return Memory(
+        weights=weights, gradients=grads, optimizer=optim, activations=activations, offloaded=off, buffers=buffers
+    )
 
 
 # ---------------------------------------------------------------- the step
@@ -1126,9 +1173,11 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     per_step = {"tp": m_mb * tpc.exposed, "cp": m_mb * cpc.exposed, "ep": m_mb * epc.exposed}
     lk = links(ctx, sh, cm, comms, {**per_step, "pp": ppc.exposed, "dp": dpc.exposed})
     compute_total = m_mb * (cm.t_fwd + cm.t_bwd)
+    mem = memory(ctx, st, sh, cm, pr)
+    t_offload = offload_time(ctx, st, cm, mem.offloaded)
     breakdown = {
         "compute": compute_total,
-        "recompute": m_mb * cm.t_rec,
+        "recompute": m_mb * (cm.t_rec + t_offload),  # the time memory saving costs: recompute, offload
         "tp_comm": lk.exposed["tp"],
         "cp_comm": lk.exposed["cp"],
         "ep_comm": lk.exposed["ep"],
@@ -1139,7 +1188,6 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         "stragglers": stragglers(ctx, sh, cm),
     }
     step = sum(breakdown.values(), np.zeros_like(sh.tp))
-    mem = memory(ctx, st, sh, cm, pr)
     total_mem = mem.total
 
     tokens_step = float(ctx.global_batch_seqs) * float(ctx.seq_len)

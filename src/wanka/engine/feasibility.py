@@ -30,6 +30,8 @@ REASONS = (
     "splits heads over cp)",
     "cp_comm_type a2a+p2p: the all-to-all group (cp_a2a_size) must divide cp, the attention heads and the KV "
     "heads per tp rank",
+    "activation offload (offload_layers) needs pp = 1, recompute none and fewer layers than the model has "
+    "(Megatron-Core cpu_offloading)",
 )
 
 
@@ -79,6 +81,7 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
 
     rule(15, (st.cp_comm == 2) & (st.cp > 1) & ~splits(st.cp))
     rule(16, (st.cp_comm == 3) & (st.cp > 1) & ((st.cp % a2a != 0) | ~splits(a2a)))
+    rule(17, (st.offload > 0) & ((st.pp > 1) | (st.recompute != 0) | (st.offload >= L)))
     return code
 
 

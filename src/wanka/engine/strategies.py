@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "cuda_graphs": spec.cuda_graphs,
         "deepep": spec.ep_dispatch == "deepep",
         "dualpipe": spec.pp_schedule == "dualpipe",
+        "grad_fp32": spec.grad_reduce_fp32,
     }
 
 
@@ -77,9 +78,15 @@ class Strategies:
     cuda_graphs: BoolArr
     deepep: BoolArr
     dualpipe: BoolArr
+    grad_fp32: BoolArr  # fp32 gradient buffer and reduction (grad_reduce_in_fp32)
     shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
     cp_comm: IntArr  # CP_COMM_CODES
     cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain
+    offload: IntArr = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # layers offloaded to host
+
+    def __post_init__(self) -> None:
+        if self.offload.shape != self.tp.shape:  # absent: no layer offloaded
+            object.__setattr__(self, "offload", np.zeros_like(self.tp))
 
     def __len__(self) -> int:
         return int(self.tp.shape[0])
@@ -106,6 +113,7 @@ class Strategies:
             shard=np.array([s.zero_shard_group or 0 for s in specs], dtype=np.int64),
             cp_comm=np.array([CP_COMM_CODES[s.cp_comm_type] for s in specs], dtype=np.int64),
             cp_a2a=np.array([s.cp_a2a_size or 0 for s in specs], dtype=np.int64),
+            offload=col("offload_layers"),
         )
 
     @classmethod
@@ -135,6 +143,7 @@ class Strategies:
             shard=get("shard", 0, np.int64),
             cp_comm=np.broadcast_to(np.asarray(cpc, dtype=np.int64), (n,)).copy(),
             cp_a2a=get("cp_a2a", 0, np.int64),
+            offload=get("offload", d.offload_layers, np.int64),
         )
 
     def row(self, i: int) -> dict[str, object]:
@@ -152,4 +161,5 @@ class Strategies:
             "zero_shard_group": int(self.shard[i]) or None,
             "cp_comm_type": _CP_NAMES[int(self.cp_comm[i])],
             "cp_a2a_size": int(self.cp_a2a[i]) or None,
+            "offload_layers": int(self.offload[i]),
         }

@@ -38,6 +38,7 @@ class SoftwareSpec(Spec):
     cuda_graphs: bool | None = None
     ep_dispatch: Literal["alltoall", "deepep"] | None = None
     pp_schedule: Literal["1f1b", "dualpipe"] | None = None
+    grad_reduce_fp32: bool | None = None
 
     @field_validator("release", mode="before")
     @classmethod

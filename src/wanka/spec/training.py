@@ -64,6 +64,14 @@ class ParallelSpec(Spec):
         "MiCS and Megatron-Core partial distributed optimizer; None = all dp·cp ranks",
     )
     recompute: Literal["none", "selective", "full"] = "selective"
+    offload_layers: int = Field(
+        0,
+        ge=0,
+        description="transformer layers whose saved activations are offloaded to host memory in the forward "
+        "and reloaded in the backward, the copies overlapped with compute (Megatron-Core "
+        "cpu_offloading_num_layers through Transformer Engine's CPU offload context); needs pp = 1, "
+        "recompute none and fewer layers than the model has. 0 = no offloading",
+    )
     tp_comm_overlap: bool = True
     dp_comm_overlap: bool = True
     flash_attention: bool = Field(True, description="fused attention kernel (Dao et al. 2022); False = unfused softmax")
@@ -94,6 +102,11 @@ class ParallelSpec(Spec):
     pp_schedule: Literal["1f1b", "dualpipe"] = Field(
         "1f1b", description="1f1b (interleaved when vpp > 1) or DualPipe (DeepSeek-V3 Sec. 3.2.1)"
     )
+    grad_reduce_fp32: bool = Field(
+        True,
+        description="gradients accumulated and reduced in fp32 (Megatron-Core DDP grad_reduce_in_fp32: a 4-byte "
+        "main-grad buffer per parameter); False = in the parameters' bf16, 2 bytes of memory and traffic",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
@@ -115,6 +128,17 @@ class ParallelSpec(Spec):
                 raise FieldError("cp_a2a_size", f"= {self.cp_a2a_size} must divide cp = {self.cp}")
         if self.vpp > 1 and self.pp == 1:
             raise FieldError("vpp", f"vpp = {self.vpp} needs pp > 1")
+        if self.offload_layers and self.pp > 1:
+            raise FieldError(
+                "offload_layers",
+                f"= {self.offload_layers} needs pp = 1 (Megatron-Core offloads activations without pipelining)",
+            )
+        if self.offload_layers and self.recompute != "none":
+            raise FieldError(
+                "offload_layers",
+                f"= {self.offload_layers} needs recompute none, not {self.recompute} (Megatron-Core does not "
+                "combine CPU offloading with activation recomputation)",
+            )
         return self
 
     @property

@@ -1,6 +1,8 @@
 """`wanka validate`: predict every published case and compare with its measured throughput.
 
-Settings a source did not print (``vpp``, ``micro_batch``, ``recompute`` left null) are not known, so
+Settings a source did not print (``vpp``, ``micro_batch``, ``recompute`` left null; activation
+offloading, which no source in the schema prints, is completed as ``offload_layers`` in eighths of the
+model's layers where pp = 1 and recompute is none or unprinted, as Megatron-Core allows it) are not known, so
 the prediction is a **band**: the lowest and highest predicted throughput over every layout with
 those settings filled in that is valid and fits in HBM (the memory limit is never relaxed). The
 **point estimate** is the top of the band, the fastest layout that fits, as a tuned run would be
@@ -26,6 +28,7 @@ __all__ = ["Band", "CaseResult", "ValidationReport", "choose", "predict_case", "
 
 _MB_CHOICES = (1, 2, 4, 8, 16)
 _RECOMPUTE_CHOICES = ("none", "selective", "full")
+_OFFLOAD_EIGHTHS = range(1, 8)  # offload_layers candidates: k/8 of the layers (pp = 1, recompute none)
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,10 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
     recs = [par.recompute]
     if unknown.get("recompute"):
         recs = list(_RECOMPUTE_CHOICES)
-    rows = [(v, m, r) for v in vpps for m in mbs for r in recs]
+    rows = [(v, m, r, par.offload_layers) for v in vpps for m in mbs for r in recs]
+    if par.pp == 1 and (unknown.get("recompute") or par.recompute == "none") and not par.offload_layers:
+        offs = sorted({round(L * k / 8) for k in _OFFLOAD_EIGHTHS} - {0, L})
+        rows += [(v, m, "none", o) for v in vpps for m in mbs for o in offs]
     base = {k: getattr(par, k) for k in ("tp", "pp", "dp", "cp", "ep", "zero", "sp")}
     return Strategies.from_columns(
         **base,
@@ -141,6 +147,7 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
         vpp=[r[0] for r in rows],
         micro_batch=[r[1] for r in rows],
         recompute=[r[2] for r in rows],
+        offload=[r[3] for r in rows],
     )
 
 
