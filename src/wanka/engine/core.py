@@ -145,9 +145,14 @@ def _gemms_fwd_time(
     etp: Arr,
     imbalance: Arr | float,
     windows: dict[str, Arr] | None = None,
+    casts: dict[str, Arr] | None = None,
 ) -> tuple[Arr, Arr, Arr, Arr]:
     """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens, and of
     those among them that fine-grained recompute runs again (MLA up-projections).
+
+    Under FP8 the memory-bound operand quantization is kept apart in ``casts`` (when given):
+    ``"fwd"`` quantizes each GEMM's input (m·k), ``"bwd"`` the gradient of its output (m·n); the
+    GEMM times returned do not include them.
 
     Routed experts are split ``etp`` ways (expert tensor parallelism): ``etp = tp`` shares the
     tensor-parallel group's tokens and splits each expert's matrices; ``etp = 1`` (Megatron-Core
@@ -185,12 +190,15 @@ def _gemms_fwd_time(
             flops = 2.0 * m * n * k
             eff = _gemm_eff(ctx, m, n, k, ctx.fp8)
         t_g = flops / (ctx.gemm_peak * eff)
-        if ctx.fp8:
-            # Transformer Engine quantizes each FP8 GEMM's operands: read the bf16 input (m·k) and
-            # write it as fp8 (the backward does the same for the output gradient, m·n), a memory-
-            # bound pass that FP8's 2x peak does not speed up (Micikevicius et al. 2022, FP8 formats)
-            cast = m * (k + n) * local * ctx.cal.fp8_cast_bytes_per_element
-            t_g = t_g + _hbm_time(ctx, cast)
+        if ctx.fp8 and casts is not None:
+            # Transformer Engine quantizes each FP8 GEMM's operands, a memory-bound pass that FP8's
+            # 2x peak does not speed up (Micikevicius et al. 2022, FP8 formats): the forward its
+            # bf16 input (m·k), the backward the gradient of its output (m·n), once each; the
+            # backward's dgrad and wgrad GEMMs reuse those copies (and the transposed ones written
+            # beside them), so the backward is not charged the forward's casts again
+            per = local * ctx.cal.fp8_cast_bytes_per_element
+            casts["fwd"] = casts["fwd"] + _hbm_time(ctx, m * k * per)
+            casts["bwd"] = casts["bwd"] + _hbm_time(ctx, m * n * per)
         t_total = t_total + t_g
         f_total = f_total + flops
         if windows is not None and not g.expert and g.split is not None:
@@ -244,7 +252,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     cfg = ctx.model.moe
     imb = routing_imbalance(ctx, tokens, ep) if moe else 1.0
     windows = {k: np.zeros_like(tokens) for k in ("mix_col", "mix_row", "mlp_col", "mlp_row")}
-    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows)
+    casts = {k: np.zeros_like(tokens) for k in ("fwd", "bwd")}
+    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows, casts)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
     # full s x s scores as batched GEMMs and makes ~6 passes over them in HBM (scores, scale-mask-
@@ -279,6 +288,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     f_sel = np.where(st.flash, f_up, attn_flops)
     return {
         "gemm": t_gemm,
+        "cast_f": casts["fwd"],
+        "cast_b": casts["bwd"],
         "attn": t_attn,
         "elem": t_elem,
         "flops": f_gemm + attn_flops,
@@ -450,7 +461,7 @@ def shape(ctx: Context, st: Strategies) -> Shape:
 
 
 # ---------------------------------------------------------------- compute
-_STAGE_KEYS = ("gemm", "attn", "elem", "flops", "sel", "sel_flops")
+_STAGE_KEYS = ("gemm", "cast_f", "cast_b", "attn", "elem", "flops", "sel", "sel_flops")
 
 
 def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
@@ -479,9 +490,11 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     rec = st.recompute
 
     def fwd_bwd(sg: dict[str, Arr]) -> tuple[Arr, Arr, Arr]:
-        fwd = sg["gemm"] + sg["attn"] + sg["elem"] + sg["head"]
-        bwd = 2.0 * sg["gemm"] + 2.5 * sg["attn"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
-        recomp = np.where(rec == 2, sg["gemm"] + sg["attn"] + sg["elem"], np.where(rec == 1, sg["sel"], 0.0))
+        # FP8 casts: the forward quantizes GEMM inputs, the backward output gradients (once each)
+        fwd = sg["gemm"] + sg["cast_f"] + sg["attn"] + sg["elem"] + sg["head"]
+        bwd = 2.0 * sg["gemm"] + sg["cast_b"] + 2.5 * sg["attn"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
+        full_rec = sg["gemm"] + sg["cast_f"] + sg["attn"] + sg["elem"]
+        recomp = np.where(rec == 2, full_rec, np.where(rec == 1, sg["sel"], 0.0))
         return fwd, bwd, recomp
 
     # the busiest stage sets the pace: first, a middle one (pp > 2) or the last with the LM head
@@ -751,7 +764,7 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     # first forward and the last backward, one) run alone (DeepSeek-V3 Sec. 3.2.1 and Fig. 5: the
     # overlapped chunk pairs sit between DualPipe's warm-up and cool-down; Megatron-Core's combined
     # 1F1B schedule pairs the steady-state forward and backward only)
-    moe_compute = cm.nm_s * (3.0 * cm.moe["gemm"] + 3.5 * cm.moe["attn"])
+    moe_compute = cm.nm_s * (3.0 * cm.moe["gemm"] + cm.moe["cast_f"] + cm.moe["cast_b"] + 3.5 * cm.moe["attn"])
     plain_exp = total * (1.0 - ctx.cal.ep_overlap_hidden)
     alone = np.minimum(1.0, np.maximum(sh.pp - 1.0, 1.0) / sh.m_mb)
     overlapped = np.maximum(ctx.cal.ep_overlap_floor * total, total - moe_compute)
