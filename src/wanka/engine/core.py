@@ -38,9 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
 import numpy.typing as npt
 
+from wanka.engine import npx as np  # numpy, with fast paths for one strategy (numpy scalars)
 from wanka.engine.context import Context
 from wanka.engine.feasibility import cp_a2a_size
 from wanka.engine.strategies import Strategies
@@ -617,6 +617,8 @@ def _rows_time(
 ) -> Arr:
     """Time of one ``op`` per strategy, computed only for ``rows`` (0 elsewhere): a variant a few
     strategies of a large batch use does not time its collectives for all of them."""
+    if not isinstance(size, np.ndarray):  # one strategy (numpy scalars)
+        return collective_time(op, nbytes, _group(ctx, size, stride, contention)).time_s if rows else 0.0
     out = np.zeros_like(size, dtype=float)
     idx = np.flatnonzero(rows)
     if idx.size:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -136,6 +136,12 @@ class Strategies:
             cp_comm=np.broadcast_to(np.asarray(cpc, dtype=np.int64), (n,)).copy(),
             cp_a2a=get("cp_a2a", 0, np.int64),
         )
+
+    def scalars(self, i: int = 0) -> Strategies:
+        """Strategy ``i`` alone, its columns numpy scalars instead of arrays: the step model runs the
+        same code on it, through :mod:`wanka.engine.npx`'s scalar fast paths (one strategy costs
+        numpy's per-call overhead on every operation otherwise). ``len()`` and :meth:`row` need arrays."""
+        return Strategies(**{f.name: getattr(self, f.name)[i] for f in fields(self)})
 
     def row(self, i: int) -> dict[str, object]:
         return {

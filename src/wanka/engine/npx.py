@@ -1,0 +1,126 @@
+"""numpy, with fast paths for one strategy: the engine's array namespace.
+
+The step model (:mod:`wanka.engine.core`) is written once, against numpy, for a batch of strategies.
+One strategy (:func:`wanka.engine.estimate_step`) runs the same code on numpy scalars
+(``np.int64``/``np.float64``/``np.bool_`` columns, :meth:`Strategies.scalars`): their arithmetic is
+numpy's own (IEEE float64, division by zero gives inf), but a numpy *function* call on a scalar costs
+~1-3 µs, 10-30x the arithmetic. The functions below take that shortcut for inputs that are not
+arrays and defer to numpy otherwise; everything else is numpy's (module ``__getattr__``).
+
+Every shortcut returns the value numpy returns (NaN propagating as ``np.maximum`` does), possibly
+as a Python or numpy scalar instead of a 0-d array; tests/engine/test_speed_equivalence.py checks
+the scalar path against the batch path on every preset and on random strategies.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy
+from numpy import bool_ as bool_
+from numpy import float64 as float64
+from numpy import int64 as int64
+from numpy import ndarray as ndarray
+
+__all__ = [
+    "all",
+    "any",
+    "asarray",
+    "bool_",
+    "ceil",
+    "clip",
+    "float64",
+    "full_like",
+    "int64",
+    "maximum",
+    "minimum",
+    "ndarray",
+    "ones_like",
+    "sqrt",
+    "where",
+    "zeros_like",
+]
+
+_A = numpy.ndarray
+_DTYPES: dict[Any, Any] = {float: numpy.float64, bool: numpy.bool_, int: numpy.int64}
+
+
+def __getattr__(name: str) -> Any:  # everything not overridden here is numpy's
+    return getattr(numpy, name)
+
+
+def where(c: Any, a: Any, b: Any) -> Any:
+    if type(c) is _A or type(a) is _A or type(b) is _A:
+        return numpy.where(c, a, b)
+    return a if c else b
+
+
+def maximum(a: Any, b: Any) -> Any:
+    if type(a) is _A or type(b) is _A:
+        return numpy.maximum(a, b)
+    return a if (a > b or a != a) else b
+
+
+def minimum(a: Any, b: Any) -> Any:
+    if type(a) is _A or type(b) is _A:
+        return numpy.minimum(a, b)
+    return a if (a < b or a != a) else b
+
+
+def clip(x: Any, lo: Any, hi: Any) -> Any:
+    if type(x) is _A or type(lo) is _A or type(hi) is _A:
+        return numpy.clip(x, lo, hi)
+    return minimum(maximum(x, lo), hi)
+
+
+def asarray(x: Any, dtype: Any = None) -> Any:
+    if isinstance(x, _A | list | tuple) or not isinstance(x, float | int | numpy.generic):
+        return numpy.asarray(x, dtype=dtype)
+    if dtype is None:
+        return x
+    return _scalar_type(dtype)(x)
+
+
+def any(x: Any) -> Any:
+    return numpy.any(x) if type(x) is _A else bool(x)
+
+
+def all(x: Any) -> Any:
+    return numpy.all(x) if type(x) is _A else bool(x)
+
+
+def _scalar_type(dtype: Any) -> Any:
+    got = _DTYPES.get(dtype)
+    return numpy.dtype(dtype).type if got is None else got
+
+
+def _like(x: Any, v: float, dtype: Any) -> Any:
+    if dtype is not None:
+        return _scalar_type(dtype)(v)
+    return type(x)(v) if isinstance(x, numpy.generic) else numpy.float64(v)
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Any:
+    return numpy.zeros_like(x, dtype=dtype) if type(x) is _A else _like(x, 0.0, dtype)
+
+
+def ones_like(x: Any, dtype: Any = None) -> Any:
+    return numpy.ones_like(x, dtype=dtype) if type(x) is _A else _like(x, 1.0, dtype)
+
+
+def full_like(x: Any, v: Any, dtype: Any = None) -> Any:
+    return numpy.full_like(x, v, dtype=dtype) if type(x) is _A else _like(x, v, dtype)
+
+
+def sqrt(x: Any) -> Any:
+    # math.sqrt is IEEE correctly rounded, as numpy's is; numpy for negatives and non-floats (nan, arrays)
+    if type(x) is numpy.float64 and x >= 0.0:
+        return numpy.float64(math.sqrt(x))
+    return numpy.sqrt(x)
+
+
+def ceil(x: Any) -> Any:
+    if type(x) is numpy.float64 and math.isfinite(x):
+        return numpy.float64(math.ceil(x))
+    return numpy.ceil(x)
