@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy.typing as npt
 
-from wanka.engine import npx as np  # numpy, with fast paths for one strategy (numpy scalars)
+from wanka import npx as np  # numpy, with fast paths for one strategy (numpy scalars)
 from wanka.engine.context import Context
 from wanka.engine.feasibility import cp_a2a_size
 from wanka.engine.strategies import Strategies
@@ -75,7 +75,7 @@ def _gemm_eff(ctx: Context, m: Arr, n: Arr, k: Arr, fp8: bool = False) -> Arr:
 
 def _group(ctx: Context, size: Any, inner: Any, contention: float) -> Any:
     """A communicator of the job on its cluster, timed with the context's calibration."""
-    return replace(comm_group(ctx.cluster, size, inner, contention), calibration=ctx.cal)
+    return comm_group(ctx.cluster, size, inner, contention, calibration=ctx.cal)
 
 
 def _hbm_time(ctx: Context, nbytes: Arr | float) -> Arr:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy.typing as npt
 
-from wanka.engine import npx as np  # numpy, with fast paths for one strategy (numpy scalars)
+from wanka import npx as np  # numpy, with fast paths for one strategy (numpy scalars)
 from wanka.engine.context import Context
 from wanka.engine.strategies import Strategies
 

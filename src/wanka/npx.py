@@ -1,6 +1,7 @@
-"""numpy, with fast paths for one strategy: the engine's array namespace.
+"""numpy, with fast paths for one strategy: the array namespace of the step model.
 
-The step model (:mod:`wanka.engine.core`) is written once, against numpy, for a batch of strategies.
+The step model (:mod:`wanka.engine.core`, with :mod:`wanka.engine.feasibility` and
+:func:`wanka.network.groups.comm_group`) is written once, against numpy, for a batch of strategies.
 One strategy (:func:`wanka.engine.estimate_step`) runs the same code on numpy scalars
 (``np.int64``/``np.float64``/``np.bool_`` columns, :meth:`Strategies.scalars`): their arithmetic is
 numpy's own (IEEE float64, division by zero gives inf), but a numpy *function* call on a scalar costs
@@ -31,6 +32,7 @@ __all__ = [
     "ceil",
     "clip",
     "float64",
+    "floor",
     "full_like",
     "int64",
     "maximum",
@@ -74,8 +76,11 @@ def clip(x: Any, lo: Any, hi: Any) -> Any:
     return minimum(maximum(x, lo), hi)
 
 
+_SCALARS = frozenset({float, int, bool, numpy.float64, numpy.int64, numpy.bool_})
+
+
 def asarray(x: Any, dtype: Any = None) -> Any:
-    if isinstance(x, _A | list | tuple) or not isinstance(x, float | int | numpy.generic):
+    if type(x) not in _SCALARS:
         return numpy.asarray(x, dtype=dtype)
     if dtype is None:
         return x
@@ -121,6 +126,12 @@ def sqrt(x: Any) -> Any:
 
 
 def ceil(x: Any) -> Any:
-    if type(x) is numpy.float64 and math.isfinite(x):
+    if type(x) is numpy.float64 and 0.0 < x < math.inf:  # numpy's for signed zeros and the rest
         return numpy.float64(math.ceil(x))
     return numpy.ceil(x)
+
+
+def floor(x: Any) -> Any:
+    if type(x) is numpy.float64 and 0.0 < x < math.inf:
+        return numpy.float64(math.floor(x))
+    return numpy.floor(x)
