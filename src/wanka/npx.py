@@ -38,6 +38,7 @@ __all__ = [
     "maximum",
     "minimum",
     "ndarray",
+    "ndim",
     "ones_like",
     "sqrt",
     "where",
@@ -48,8 +49,8 @@ _A = numpy.ndarray
 _DTYPES: dict[Any, Any] = {float: numpy.float64, bool: numpy.bool_, int: numpy.int64}
 
 
-def __getattr__(name: str) -> Any:  # everything not overridden here is numpy's
-    return getattr(numpy, name)
+def __getattr__(name: str) -> Any:  # everything not overridden here is numpy's (for type checkers;
+    return getattr(numpy, name)  # at run time the names are copied in below, a plain lookup)
 
 
 def where(c: Any, a: Any, b: Any) -> Any:
@@ -118,6 +119,10 @@ def full_like(x: Any, v: Any, dtype: Any = None) -> Any:
     return numpy.full_like(x, v, dtype=dtype) if type(x) is _A else _like(x, v, dtype)
 
 
+def ndim(x: Any) -> int:
+    return 0 if type(x) in _SCALARS else numpy.ndim(x)
+
+
 def sqrt(x: Any) -> Any:
     # math.sqrt is IEEE correctly rounded, as numpy's is; numpy for negatives and non-floats (nan, arrays)
     if type(x) is numpy.float64 and x >= 0.0:
@@ -135,3 +140,7 @@ def floor(x: Any) -> Any:
     if type(x) is numpy.float64 and 0.0 < x < math.inf:
         return numpy.float64(math.floor(x))
     return numpy.floor(x)
+
+
+# (only what numpy has already defined: its lazily imported submodules stay lazy)
+globals().update({k: v for k, v in vars(numpy).items() if not k.startswith("_") and k not in globals()})
