@@ -5,12 +5,14 @@ The step model (:mod:`wanka.engine.core`, with :mod:`wanka.engine.feasibility` a
 One strategy (:func:`wanka.engine.estimate_step`) runs the same code on numpy scalars
 (``np.int64``/``np.float64``/``np.bool_`` columns, :meth:`Strategies.scalars`): their arithmetic is
 numpy's own (IEEE float64, division by zero gives inf), but a numpy *function* call on a scalar costs
-~1-3 µs, 10-30x the arithmetic. The functions below take that shortcut for inputs that are not
-arrays and defer to numpy otherwise; everything else is numpy's (module ``__getattr__``).
+~1-3 µs, 10-30x the arithmetic. The functions below take a shortcut when every input is a Python
+or numpy float/int/bool scalar and call numpy otherwise (arrays, lists, other dtypes); every other
+name is numpy's own.
 
-Every shortcut returns the value numpy returns (NaN propagating as ``np.maximum`` does), possibly
-as a Python or numpy scalar instead of a 0-d array; tests/engine/test_speed_equivalence.py checks
-the scalar path against the batch path on every preset and on random strategies.
+Every shortcut returns the value numpy returns (NaN propagating and the second of two equal
+arguments, signed zeros included, as ``np.maximum``/``np.minimum`` do), as a scalar instead of a 0-d
+array. tests/engine/test_speed_equivalence.py checks the shortcuts against numpy and the scalar path
+against the batch path, bit for bit, on every preset and on random strategies.
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ __all__ = [
     "zeros_like",
 ]
 
-_A = numpy.ndarray
 _DTYPES: dict[Any, Any] = {float: numpy.float64, bool: numpy.bool_, int: numpy.int64}
 
 
@@ -53,47 +54,49 @@ def __getattr__(name: str) -> Any:  # everything not overridden here is numpy's 
     return getattr(numpy, name)  # at run time the names are copied in below, a plain lookup)
 
 
+# the scalar types the fast paths take; anything else (arrays, lists, other dtypes) goes to numpy
+_S = frozenset({float, int, bool, numpy.float64, numpy.int64, numpy.bool_})
+
+
 def where(c: Any, a: Any, b: Any) -> Any:
-    if type(c) is _A or type(a) is _A or type(b) is _A:
-        return numpy.where(c, a, b)
-    return a if c else b
+    if type(c) in _S and type(a) in _S and type(b) in _S:
+        return a if c else b
+    return numpy.where(c, a, b)
 
 
 def maximum(a: Any, b: Any) -> Any:
-    if type(a) is _A or type(b) is _A:
-        return numpy.maximum(a, b)
-    return a if (a > b or a != a) else b
+    if type(a) in _S and type(b) in _S:
+        return a if (a > b or a != a) else b
+    return numpy.maximum(a, b)
 
 
 def minimum(a: Any, b: Any) -> Any:
-    if type(a) is _A or type(b) is _A:
-        return numpy.minimum(a, b)
-    return a if (a < b or a != a) else b
+    if type(a) in _S and type(b) in _S:
+        return a if (a < b or a != a) else b
+    return numpy.minimum(a, b)
 
 
 def clip(x: Any, lo: Any, hi: Any) -> Any:
-    if type(x) is _A or type(lo) is _A or type(hi) is _A:
-        return numpy.clip(x, lo, hi)
-    return minimum(maximum(x, lo), hi)
-
-
-_SCALARS = frozenset({float, int, bool, numpy.float64, numpy.int64, numpy.bool_})
+    if type(x) in _S and type(lo) in _S and type(hi) in _S:
+        return minimum(maximum(x, lo), hi)
+    return numpy.clip(x, lo, hi)
 
 
 def asarray(x: Any, dtype: Any = None) -> Any:
-    if type(x) not in _SCALARS:
+    t = type(x)
+    if t not in _S:
         return numpy.asarray(x, dtype=dtype)
-    if dtype is None:
+    if dtype is None or (dtype is float and t is numpy.float64):
         return x
     return _scalar_type(dtype)(x)
 
 
 def any(x: Any) -> Any:
-    return numpy.any(x) if type(x) is _A else bool(x)
+    return bool(x) if type(x) in _S else numpy.any(x)
 
 
 def all(x: Any) -> Any:
-    return numpy.all(x) if type(x) is _A else bool(x)
+    return bool(x) if type(x) in _S else numpy.all(x)
 
 
 def _scalar_type(dtype: Any) -> Any:
@@ -104,23 +107,24 @@ def _scalar_type(dtype: Any) -> Any:
 def _like(x: Any, v: float, dtype: Any) -> Any:
     if dtype is not None:
         return _scalar_type(dtype)(v)
-    return type(x)(v) if isinstance(x, numpy.generic) else numpy.float64(v)
+    t = type(x)
+    return _DTYPES.get(t, t)(v)  # a Python number's numpy type, as numpy's 0-d result has
 
 
 def zeros_like(x: Any, dtype: Any = None) -> Any:
-    return numpy.zeros_like(x, dtype=dtype) if type(x) is _A else _like(x, 0.0, dtype)
+    return _like(x, 0.0, dtype) if type(x) in _S else numpy.zeros_like(x, dtype=dtype)
 
 
 def ones_like(x: Any, dtype: Any = None) -> Any:
-    return numpy.ones_like(x, dtype=dtype) if type(x) is _A else _like(x, 1.0, dtype)
+    return _like(x, 1.0, dtype) if type(x) in _S else numpy.ones_like(x, dtype=dtype)
 
 
 def full_like(x: Any, v: Any, dtype: Any = None) -> Any:
-    return numpy.full_like(x, v, dtype=dtype) if type(x) is _A else _like(x, v, dtype)
+    return _like(x, v, dtype) if type(x) in _S else numpy.full_like(x, v, dtype=dtype)
 
 
 def ndim(x: Any) -> int:
-    return 0 if type(x) in _SCALARS else numpy.ndim(x)
+    return 0 if type(x) in _S else numpy.ndim(x)
 
 
 def sqrt(x: Any) -> Any:

@@ -51,6 +51,8 @@ class BatchResult:
 
 
 def _scalar(x: Any, i: int) -> float:
+    if isinstance(x, float | int | np.generic):  # one strategy evaluated on numpy scalars
+        return float(x)
     a = np.asarray(x)
     return float(a) if a.ndim == 0 else float(a[i])
 

@@ -50,6 +50,9 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
     }
 
 
+_SWITCHES = tuple(software_columns(ParallelSpec()))  # the boolean columns' names
+
+
 @dataclass(frozen=True)
 class Strategies:
     """Parallel strategies, column-wise. ``recompute``: 0 none, 1 selective, 2 full. ``shard``: the
@@ -102,7 +105,7 @@ class Strategies:
             zero=col("zero"),
             recompute=np.array([RECOMPUTE_CODES[s.recompute] for s in specs], dtype=np.int64),
             sp=np.array([s.sp for s in specs], dtype=bool),
-            **{k: np.array([sw[k] for sw in switches], dtype=bool) for k in software_columns(ParallelSpec())},
+            **{k: np.array([sw[k] for sw in switches], dtype=bool) for k in _SWITCHES},
             shard=np.array([s.zero_shard_group or 0 for s in specs], dtype=np.int64),
             cp_comm=np.array([CP_COMM_CODES[s.cp_comm_type] for s in specs], dtype=np.int64),
             cp_a2a=np.array([s.cp_a2a_size or 0 for s in specs], dtype=np.int64),
