@@ -43,6 +43,7 @@ __all__ = [
     "ndim",
     "ones_like",
     "sqrt",
+    "unique",
     "where",
     "zeros_like",
 ]
@@ -121,6 +122,11 @@ def ones_like(x: Any, dtype: Any = None) -> Any:
 
 def full_like(x: Any, v: Any, dtype: Any = None) -> Any:
     return _like(x, v, dtype) if type(x) in _S else numpy.full_like(x, v, dtype=dtype)
+
+
+def unique(x: Any, **kwargs: Any) -> Any:
+    # one number: the one-element array numpy's sort-based unique returns for it
+    return numpy.array([x]) if type(x) in _S and not kwargs else numpy.unique(x, **kwargs)
 
 
 def ndim(x: Any) -> int:

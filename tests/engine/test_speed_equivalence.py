@@ -149,8 +149,11 @@ def test_fast_paths_match_numpy_on_scalars() -> None:
                 assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got))
             assert np.array_equal(np.clip(a, 0.0, 2.0), npx.clip(a, 0.0, 2.0), equal_nan=True)
         assert npx.any(a) == bool(np.any(a)) and npx.all(a) == bool(np.all(a))
+        u, w = npx.unique(a), np.unique(a)
+        assert u.dtype == w.dtype and np.array_equal(u, w, equal_nan=True)
     x = np.array([1.0, nan, 3.0])
     assert npx.maximum(x, 2.0) is not x and np.array_equal(npx.maximum(x, 2.0), np.maximum(x, 2.0), equal_nan=True)
     assert type(npx.asarray(np.int64(3), dtype=float)) is np.float64
     assert type(npx.zeros_like(np.float64(2.0))) is np.float64
     assert npx.asarray([1, 2]).shape == (2,)
+    assert npx.unique(3).dtype == np.unique(3).dtype and npx.unique(True).dtype == np.unique(True).dtype
