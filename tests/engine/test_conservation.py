@@ -212,9 +212,9 @@ def test_zero2_micro_batch_reduce_scatter_hides_behind_the_next_forward_and_back
         return float(e[1] - e[0])
 
     assert extra(0.0) > 0.0  # nothing to hide behind: every micro-batch's reduction shows
-    assert extra(1.0) < extra(0.0)
+    assert extra(0.1) < extra(0.0)  # a short forward hides part of each reduction
     # with a long enough window only each reduction's last bucket shows
-    assert extra(1e3) < extra(1.0)
+    assert extra(1e3) < extra(0.1)
     assert extra(1e4) == pytest.approx(extra(1e3), rel=1e-9)
 
 

@@ -51,6 +51,8 @@ class BatchResult:
 
 
 def _scalar(x: Any, i: int) -> float:
+    if isinstance(x, float | int | np.generic):  # one strategy evaluated on numpy scalars
+        return float(x)
     a = np.asarray(x)
     return float(a) if a.ndim == 0 else float(a[i])
 
@@ -104,10 +106,14 @@ def estimate_step(scenario: Scenario, *, require_fit: bool = True, cal: Calibrat
         raise InfeasibleError(f"scenario {scenario.name!r} has no `parallel:` strategy; give one or run `wanka search`")
     assert scenario.training is not None
     st = Strategies.from_specs([par], [scenario.training.micro_batch])
-    code = int(check(ctx, st)[0])
+    one = st.scalars()  # the same model on numpy scalars: a batch of one pays numpy's cost per call
+    code = int(check(ctx, one)[0])
     if code >= 0:
         raise InfeasibleError(f"parallel strategy {st.row(0)} is infeasible: {REASONS[code]}")
-    raw = evaluate(ctx, st)
+    try:
+        raw = evaluate(ctx, one)
+    except ArithmeticError:  # Python floats raise where numpy gives inf or nan: the batch path's numbers
+        raw = evaluate(ctx, st)
     res = result_at(ctx, st, raw, 0, scenario.training.tokens)
     if require_fit and not res.memory.fits:
         raise InfeasibleError(

@@ -39,9 +39,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
 import numpy.typing as npt
 
+from wanka import npx as np  # numpy, with fast paths for one strategy (numpy scalars)
 from wanka.engine.context import Context
 from wanka.engine.feasibility import cp_a2a_size
 from wanka.engine.strategies import Strategies
@@ -76,7 +76,7 @@ def _gemm_eff(ctx: Context, m: Arr, n: Arr, k: Arr, fp8: bool = False) -> Arr:
 
 def _group(ctx: Context, size: Any, inner: Any, contention: float) -> Any:
     """A communicator of the job on its cluster, timed with the context's calibration."""
-    return replace(comm_group(ctx.cluster, size, inner, contention), calibration=ctx.cal)
+    return comm_group(ctx.cluster, size, inner, contention, calibration=ctx.cal)
 
 
 def _hbm_time(ctx: Context, nbytes: Arr | float) -> Arr:
@@ -632,6 +632,8 @@ def _rows_time(
 ) -> Arr:
     """Time of one ``op`` per strategy, computed only for ``rows`` (0 elsewhere): a variant a few
     strategies of a large batch use does not time its collectives for all of them."""
+    if not isinstance(size, np.ndarray):  # one strategy (numpy scalars)
+        return collective_time(op, nbytes, _group(ctx, size, stride, contention)).time_s if rows else 0.0
     out = np.zeros_like(size, dtype=float)
     idx = np.flatnonzero(rows)
     if idx.size:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import numpy.typing as npt
 
+from wanka import npx as np  # numpy, with fast paths for one strategy (numpy scalars)
 from wanka.engine.context import Context
 from wanka.engine.strategies import Strategies
 
@@ -36,13 +36,19 @@ REASONS = (
 
 
 def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
-    """Index into :data:`REASONS` of the first violated rule per strategy, -1 when feasible."""
+    """Index into :data:`REASONS` of the first violated rule per strategy, -1 when feasible (one
+    strategy of numpy scalars, :meth:`Strategies.scalars`: a one-element array)."""
     m = ctx.model
     L = m.n_layers + m.mtp_layers
-    code = np.full(len(st), -1, dtype=np.int64)
+    one = not isinstance(st.tp, np.ndarray)
+    code = np.full(1 if one else len(st), -1, dtype=np.int64)
 
     def rule(i: int, bad: npt.NDArray[np.bool_]) -> None:
-        code[(code < 0) & bad] = i
+        if one:
+            if bad and code[0] < 0:
+                code[0] = i
+        else:
+            code[(code < 0) & bad] = i
 
     world = st.tp * st.pp * st.dp * st.cp
     rule(0, world != ctx.gpus)
@@ -87,11 +93,12 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
 
 def cp_a2a_size(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
     """Ranks of the all-to-all group of each strategy's context parallelism: cp for ``a2a``, the inner
-    group of ``a2a+p2p`` (given, or the cp ranks that share a scale-up domain: cp ranks sit ``tp`` apart
+    group of ``a2a+p2p`` (given when cp > 1, or the cp ranks that share a scale-up domain: cp ranks sit ``tp`` apart
     in Megatron's rank order), 1 for ``p2p`` and ``all_gather``."""
     domain = int(ctx.cluster.scale_up.domain_size)
     auto = np.minimum(st.cp, np.maximum(1, domain // np.maximum(st.tp, 1)))
     # the largest power-of-two divisor of cp that fits the domain (cp is searched in powers of two)
     auto = np.asarray(np.gcd(st.cp, auto), dtype=np.int64)
-    inner = np.where(st.cp_a2a > 0, st.cp_a2a, auto)
+    # without context parallelism (cp 1) there is no all-to-all group, whatever cp_a2a_size says
+    inner = np.where(st.cp_a2a > 0, np.where(st.cp > 1, st.cp_a2a, 1), auto)
     return np.asarray(np.where(st.cp_comm == 2, st.cp, np.where(st.cp_comm == 3, inner, 1)), dtype=np.int64)

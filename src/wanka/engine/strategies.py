@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,9 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "dualpipe": spec.pp_schedule == "dualpipe",
         "grad_fp32": spec.grad_reduce_fp32,
     }
+
+
+_SWITCHES = tuple(software_columns(ParallelSpec()))  # the boolean columns' names
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ class Strategies:
             zero=col("zero"),
             recompute=np.array([RECOMPUTE_CODES[s.recompute] for s in specs], dtype=np.int64),
             sp=np.array([s.sp for s in specs], dtype=bool),
-            **{k: np.array([sw[k] for sw in switches], dtype=bool) for k in software_columns(ParallelSpec())},
+            **{k: np.array([sw[k] for sw in switches], dtype=bool) for k in _SWITCHES},
             shard=np.array([s.zero_shard_group or 0 for s in specs], dtype=np.int64),
             cp_comm=np.array([CP_COMM_CODES[s.cp_comm_type] for s in specs], dtype=np.int64),
             cp_a2a=np.array([s.cp_a2a_size or 0 for s in specs], dtype=np.int64),
@@ -145,6 +148,12 @@ class Strategies:
             cp_a2a=get("cp_a2a", 0, np.int64),
             offload=get("offload", d.offload_layers, np.int64),
         )
+
+    def scalars(self, i: int = 0) -> Strategies:
+        """Strategy ``i`` alone, its columns numpy scalars instead of arrays: the step model runs the
+        same code on it, through :mod:`wanka.engine.npx`'s scalar fast paths (one strategy costs
+        numpy's per-call overhead on every operation otherwise). ``len()`` and :meth:`row` need arrays."""
+        return Strategies(**{f.name: getattr(self, f.name)[i] for f in fields(self)})
 
     def row(self, i: int) -> dict[str, object]:
         return {

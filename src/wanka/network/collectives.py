@@ -352,7 +352,9 @@ class _ScalarOps:
     @staticmethod
     def asarray(x: Any, dtype: Any = None) -> Any:
         # with a dtype: an input (a number or a one-element array), to a Python float
-        return x if dtype is None else float(np.asarray(x, dtype=float).reshape(-1)[0])
+        if dtype is None or type(x) is float:
+            return x
+        return float(x) if isinstance(x, float | int) else float(np.asarray(x, dtype=float).reshape(-1)[0])
 
     any = staticmethod(bool)
 
@@ -366,7 +368,7 @@ class _ScalarOps:
 
     @staticmethod
     def value(x: Any) -> float:
-        return float(np.asarray(x, dtype=float).reshape(-1)[0])
+        return float(x) if isinstance(x, float | int) else float(np.asarray(x, dtype=float).reshape(-1)[0])
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from wanka import npx as np  # numpy, with fast paths for one group (numbers, not arrays)
+from wanka.calibration import Calibration
 from wanka.catalog import ScaleUpFabric, accelerator, scale_up_fabric
 from wanka.network.collectives import CommGroup, Num
 from wanka.spec.cluster import ClusterSpec
@@ -27,9 +27,12 @@ def scale_up_fabric_of(cluster: ClusterSpec) -> ScaleUpFabric | None:
 
 def scale_up_bw(cluster: ClusterSpec) -> float:
     """Per-GPU one-direction scale-up bandwidth, B/s (spec override, else the fabric's, else catalog)."""
+    return _scale_up_bw(cluster, scale_up_fabric_of(cluster))
+
+
+def _scale_up_bw(cluster: ClusterSpec, fab: ScaleUpFabric | None) -> float:
     if cluster.scale_up.gbytes_per_s_per_direction is not None:
         return cluster.scale_up.gbytes_per_s_per_direction * GIGA
-    fab = scale_up_fabric_of(cluster)
     if fab is not None:
         return fab.bandwidth
     return accelerator(cluster.accelerator).scale_up_bandwidth
@@ -48,21 +51,25 @@ def scale_up_path(cluster: ClusterSpec, per_domain: Num, stride: Num) -> tuple[N
 
     Without a fabric (or inside one switched tier) the share is 1 and the extra 0: the legacy domain.
     """
-    a = np.maximum(1.0, np.asarray(per_domain, dtype=float))
     fab = scale_up_fabric_of(cluster)
+    return _scale_up_path(cluster, fab, per_domain, stride)
+
+
+def _scale_up_path(cluster: ClusterSpec, fab: ScaleUpFabric | None, per_domain: Num, stride: Num) -> tuple[Num, Num]:
+    a = np.maximum(1.0, np.asarray(per_domain, dtype=float))
     if fab is None:
         return 1.0, 0.0
     d = float(cluster.scale_up.domain_size)
     if fab.topology == "full_mesh":
         peers = max(d - 1.0, 1.0)
         share = np.where(a > 1.0, np.minimum(a - 1.0, peers) / peers, 1.0)
-        return (share if share.ndim else float(share)), 0.0
+        return (share if np.ndim(share) else float(share)), 0.0
     first = float(min(fab.first_tier_size, cluster.scale_up.domain_size))
     span = (a - 1.0) * np.asarray(stride, dtype=float) + 1.0
     upper = (span > first) & (a > 1.0)
     share = np.where(upper, fab.upper_tier_bandwidth_fraction, 1.0)
     extra = np.where(upper, fab.upper_tier_latency_s, 0.0)
-    if share.ndim:
+    if np.ndim(share):
         return share, extra
     return float(share), float(extra)
 
@@ -106,13 +113,21 @@ def fabric_slowdowns(cluster: ClusterSpec, *, all_to_all: bool = True) -> tuple[
     return ring, a2a, ""
 
 
-def comm_group(cluster: ClusterSpec, size: Num, stride: Num, contention: float | None = None) -> CommGroup:
+def comm_group(
+    cluster: ClusterSpec,
+    size: Num,
+    stride: Num,
+    contention: float | None = None,
+    *,
+    calibration: Calibration | None = None,
+) -> CommGroup:
     """The communicator of ``size`` ranks spaced ``stride`` apart in global rank order.
 
     With scale-up domains of ``D`` GPUs, ``min(size, max(1, D // stride))`` of the group's ranks share
     each domain (ranks are filled domain by domain). ``contention`` slows the fabric part of a group
     that leaves its domain (from :func:`fabric_slowdowns`); None = oversubscription only. The
     scale-up bandwidth and per-hop latency are the fabric's for the group's path (:func:`scale_up_path`).
+    ``calibration``: the one whose latencies and efficiencies time the group (None = the shipped one).
     """
     d = float(cluster.scale_up.domain_size)
     size_a = np.asarray(size, dtype=float)
@@ -120,23 +135,26 @@ def comm_group(cluster: ClusterSpec, size: Num, stride: Num, contention: float |
     per_domain = np.minimum(size_a, np.maximum(1.0, np.floor(d / stride_a)))
     domains = size_a / per_domain
     sharp = bool(cluster.fabric.sharp)
-    share, extra = scale_up_path(cluster, per_domain, stride_a)
-    up_bw = scale_up_bw(cluster) * np.asarray(share, dtype=float)
+    fab = scale_up_fabric_of(cluster)
+    share, extra = _scale_up_path(cluster, fab, per_domain, stride_a)
+    up_bw = _scale_up_bw(cluster, fab) * np.asarray(share, dtype=float)
+    acc = accelerator(cluster.accelerator)
+    if contention is None:
+        contended = fabric_contention(cluster, domains)
+    else:
+        contended = np.where(np.asarray(domains) > 1, contention, 1.0)
     return CommGroup(
-        size=size_a if size_a.ndim else float(size_a),
-        per_domain=per_domain if per_domain.ndim else float(per_domain),
-        scale_up_bw=up_bw if up_bw.ndim else float(up_bw),
+        size=size_a if np.ndim(size_a) else float(size_a),
+        per_domain=per_domain if np.ndim(per_domain) else float(per_domain),
+        scale_up_bw=up_bw if np.ndim(up_bw) else float(up_bw),
         up_extra_latency_s=extra,
         scale_out_bw=scale_out_bw(cluster),
-        scale_out_contention=(
-            fabric_contention(cluster, domains)
-            if contention is None
-            else np.where(np.asarray(domains) > 1, contention, 1.0)
-        ),
+        scale_out_contention=contended if np.ndim(contended) else float(contended),
         in_network_reduction=sharp,
         scale_up_reduction=bool(cluster.scale_up.in_switch_reduction),
         up_efficiency=cluster.scale_up.link_efficiency,
         out_efficiency=cluster.fabric.link_efficiency,
         nvls_efficiency=cluster.scale_up.nvls_efficiency,
-        architecture=accelerator(cluster.accelerator).architecture,
+        architecture=acc.architecture,
+        calibration=calibration,
     )

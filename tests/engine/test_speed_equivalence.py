@@ -1,0 +1,159 @@
+"""One strategy on numpy scalars (:meth:`Strategies.scalars`, the path :func:`estimate_step` takes
+through :mod:`wanka.engine.npx`'s fast paths) gives every number the batch path gives that strategy:
+the feasibility code, and every output of :func:`evaluate` (step, breakdown, memory, traffic, link
+busy and exposed times, MFU, HFU) to 1e-12 relative, on every preset and on random strategies."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+import pytest
+
+from wanka import npx
+from wanka.engine import Strategies, estimate_step, make_context
+from wanka.engine.context import Context
+from wanka.engine.core import evaluate
+from wanka.engine.feasibility import check
+from wanka.errors import InfeasibleError
+from wanka.spec import list_presets, load_scenario
+
+PRESETS = list_presets()
+RTOL = 1e-12
+# strategies per preset, nine in ten feasible; WANKA_EQUIV_N=1600 for the full check (22,400 checked,
+# 20,160 evaluated in full; ~3 min)
+N_RANDOM = int(os.environ.get("WANKA_EQUIV_N", "200"))
+
+
+def _leaves(raw: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(raw, dict):
+        out: dict[str, Any] = {}
+        for k, v in raw.items():
+            out.update(_leaves(v, f"{prefix}/{k}"))
+        return out
+    return {prefix: raw}
+
+
+def random_strategies(gpus: int, moe: bool, n: int, seed: int) -> Strategies:
+    """Random layouts of ``gpus`` (world size mostly right), every switch drawn."""
+    rng = np.random.default_rng(seed)
+    tp = rng.choice([1, 2, 4, 8], n)
+    pp = rng.choice([1, 2, 3, 4, 5, 6, 8, 10, 13, 15, 16], n)
+    cp = rng.choice([1, 1, 2, 4], n)
+    dp = np.maximum(1, gpus // (tp * pp * cp))
+    cols: dict[str, Any] = dict(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        cp=cp,
+        ep=rng.choice([1, 2, 8, 32, 64], n) if moe else 1,
+        vpp=rng.choice([1, 1, 2, 3, 4], n),
+        micro_batch=rng.choice([1, 2, 4], n),
+        zero=rng.choice([0, 1, 2, 3], n),
+        recompute=rng.choice([0, 1, 2], n),
+        shard=rng.choice([0, 0, 0, 8, 64], n),
+        cp_comm=rng.choice([0, 1, 2, 3], n),
+        cp_a2a=rng.choice([0, 0, 2], n),
+    )
+    for k in (
+        "sp",
+        "tp_overlap",
+        "dp_overlap",
+        "pp_overlap",
+        "pp_scatter",
+        "flash",
+        "fa2",
+        "ep_overlap",
+        "cuda_graphs",
+        "deepep",
+        "dualpipe",
+    ):
+        cols[k] = rng.random(n) < (0.8 if k in ("sp", "flash") else 0.5)
+    return Strategies.from_columns(**cols)
+
+
+def mostly_feasible(ctx: Context, moe: bool, n: int, seed: int) -> Strategies:
+    """``n`` random strategies, nine in ten of them passing the shape rules where the draw finds them."""
+    st = random_strategies(ctx.gpus, moe, 40 * n, seed)
+    code = check(ctx, st)
+    ok, bad = np.flatnonzero(code == -1), np.flatnonzero(code >= 0)
+    pick = np.concatenate([ok[: n - n // 10], bad[: n // 10]])
+    return Strategies(**{f.name: getattr(st, f.name)[pick] for f in fields(st)})
+
+
+def assert_rows_equal(ctx: Context, st: Strategies) -> int:
+    """Check and evaluate each row of ``st`` alone on numpy scalars against the batch; returns how
+    many rows passed the shape rules (and were compared in full)."""
+    with np.errstate(all="ignore"):
+        code = check(ctx, st)
+        ok = np.flatnonzero(code == -1)
+        batch = _leaves(evaluate(ctx, st))
+    for i in range(len(st)):
+        assert int(check(ctx, st.scalars(i))[0]) == int(code[i]), st.row(i)
+    for i in ok:
+        one = _leaves(evaluate(ctx, st.scalars(int(i))))
+        assert one.keys() == batch.keys()
+        for key, b in batch.items():
+            b_i = np.broadcast_to(np.asarray(b, dtype=float), (len(st),))[i]
+            a = float(np.asarray(one[key], dtype=float))
+            assert not isinstance(one[key], np.ndarray) or one[key].ndim == 0, key
+            if a != b_i:  # bit-identical is the rule; 1e-12 relative is the allowance
+                assert abs(a - b_i) <= RTOL * abs(b_i), (key, st.row(int(i)), a, b_i)
+    return len(ok)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_estimate_step_equals_the_batch_path(preset: str) -> None:
+    sc = load_scenario(preset)
+    assert sc.parallel is not None and sc.training is not None
+    ctx = make_context(sc)
+    st = Strategies.from_specs([sc.parallel], [sc.training.micro_batch])
+    assert_rows_equal(ctx, st)
+    try:
+        r = estimate_step(sc, require_fit=False)
+    except InfeasibleError:
+        assert int(check(ctx, st)[0]) >= 0
+        return
+    with np.errstate(all="ignore"):
+        raw = evaluate(ctx, st)
+    assert r.step_time_s == float(raw["step_time_s"][0])
+    assert r.mfu == float(raw["mfu"][0])
+    assert r.memory.total == pytest.approx(float(raw["memory_bytes"][0]), rel=RTOL)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_random_strategies_alone_equal_the_batch(preset: str) -> None:
+    sc = load_scenario(preset)
+    assert sc.model is not None
+    ctx = make_context(sc)
+    st = mostly_feasible(ctx, sc.model.moe is not None, N_RANDOM, seed=len(preset))
+    compared = assert_rows_equal(ctx, st)
+    assert compared >= N_RANDOM // 2  # the draw reaches the model, not only the shape rules
+
+
+def test_fast_paths_match_numpy_on_scalars() -> None:
+    nan = float("nan")
+    vals = [np.float64(x) for x in (-2.5, -0.5, -0.0, 0.0, 0.5, 1.0, 3.5, 2.0**60 + 1e3, 1e300, np.inf, -np.inf, nan)]
+    for a in vals:
+        for b in vals:
+            for fn in ("maximum", "minimum"):
+                want, got = getattr(np, fn)(a, b), getattr(npx, fn)(a, b)
+                assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got))
+            for c in (np.bool_(True), np.bool_(False)):
+                assert np.array_equal(np.where(c, a, b), npx.where(c, a, b), equal_nan=True)
+        with np.errstate(invalid="ignore"):
+            for fn in ("sqrt", "ceil", "floor"):
+                want, got = getattr(np, fn)(a), getattr(npx, fn)(a)
+                assert (np.isnan(want) and np.isnan(got)) or (want == got and np.signbit(want) == np.signbit(got))
+            assert np.array_equal(np.clip(a, 0.0, 2.0), npx.clip(a, 0.0, 2.0), equal_nan=True)
+        assert npx.any(a) == bool(np.any(a)) and npx.all(a) == bool(np.all(a))
+        u, w = npx.unique(a), np.unique(a)
+        assert u.dtype == w.dtype and np.array_equal(u, w, equal_nan=True)
+    x = np.array([1.0, nan, 3.0])
+    assert npx.maximum(x, 2.0) is not x and np.array_equal(npx.maximum(x, 2.0), np.maximum(x, 2.0), equal_nan=True)
+    assert type(npx.asarray(np.int64(3), dtype=float)) is np.float64
+    assert type(npx.zeros_like(np.float64(2.0))) is np.float64
+    assert npx.asarray([1, 2]).shape == (2,)
+    assert npx.unique(3).dtype == np.unique(3).dtype and npx.unique(True).dtype == np.unique(True).dtype
