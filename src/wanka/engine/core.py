@@ -461,7 +461,8 @@ def shape(ctx: Context, st: Strategies) -> Shape:
 
 
 # ---------------------------------------------------------------- compute
-_STAGE_KEYS = ("gemm", "cast_f", "cast_b", "attn", "elem", "flops", "sel", "sel_flops")
+_STAGE_KEYS = ("gemm", "attn", "elem", "flops", "sel", "sel_flops")
+_FP8_STAGE_KEYS = (*_STAGE_KEYS, "cast_f", "cast_b")  # FP8 adds its operand casts
 
 
 def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
@@ -476,11 +477,13 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, tokens, n_v, np.full_like(tp, float(lg.k))))
     t_head = t_logit + _hbm_time(ctx, 3.0 * tokens * n_v * 4.0)  # fp32 softmax + CE
 
+    keys = _FP8_STAGE_KEYS if ctx.fp8 else _STAGE_KEYS
+
     def stage(nd: Arr, nm: Arr, head: Arr) -> dict[str, Arr]:
         if not sh.has_moe:  # the MoE terms are nm x (+0.0): adding them changes no bit
-            out = {key: nd * dense[key] for key in _STAGE_KEYS}
+            out = {key: nd * dense[key] for key in keys}
         else:
-            out = {key: nd * dense[key] + nm * moe[key] for key in _STAGE_KEYS}
+            out = {key: nd * dense[key] + nm * moe[key] for key in keys}
         out["head"] = head
         return out
 
@@ -491,9 +494,12 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
 
     def fwd_bwd(sg: dict[str, Arr]) -> tuple[Arr, Arr, Arr]:
         # FP8 casts: the forward quantizes GEMM inputs, the backward output gradients (once each)
-        fwd = sg["gemm"] + sg["cast_f"] + sg["attn"] + sg["elem"] + sg["head"]
-        bwd = 2.0 * sg["gemm"] + sg["cast_b"] + 2.5 * sg["attn"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
-        full_rec = sg["gemm"] + sg["cast_f"] + sg["attn"] + sg["elem"]
+        gemm_f, gemm_b = (
+            (sg["gemm"] + sg["cast_f"], 2.0 * sg["gemm"] + sg["cast_b"]) if ctx.fp8 else (sg["gemm"], 2.0 * sg["gemm"])
+        )
+        fwd = gemm_f + sg["attn"] + sg["elem"] + sg["head"]
+        bwd = gemm_b + 2.5 * sg["attn"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
+        full_rec = gemm_f + sg["attn"] + sg["elem"]
         recomp = np.where(rec == 2, full_rec, np.where(rec == 1, sg["sel"], 0.0))
         return fwd, bwd, recomp
 
