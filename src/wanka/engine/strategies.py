@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -85,11 +85,7 @@ class Strategies:
     shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
     cp_comm: IntArr  # CP_COMM_CODES
     cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain
-    offload: IntArr = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # layers offloaded to host
-
-    def __post_init__(self) -> None:
-        if self.offload.shape != self.tp.shape:  # absent: no layer offloaded
-            object.__setattr__(self, "offload", np.zeros_like(self.tp))
+    offload: IntArr  # layers whose activations are offloaded to host memory
 
     def __len__(self) -> int:
         return int(self.tp.shape[0])
