@@ -82,6 +82,18 @@ class ClusterState:
             self.pod_full[c.pod[n]] += 1
             self.dom_full[c.domain[n]] += 1
 
+    def _move(self, n: int, k: int, k2: int) -> None:
+        """Node ``n`` from the bucket of ``k`` free GPUs to that of ``k2``."""
+        if 0 < k < self.G and 0 < k2 < self.G:  # partly used before and after (the common sub-node case), inline
+            self.counts[k] -= 1
+            self.counts[k2] += 1
+            partial = self.partial
+            partial[k].discard(n)
+            partial[k2].add(n)
+        else:
+            self._leave_bucket(n, k)
+            self._enter_bucket(n, k2)
+
     def allocate(self, nodes: np.ndarray, per_node: int, job: int, end: float) -> None:
         """Take ``per_node`` GPUs on each of ``nodes`` for ``job`` (expected to end at ``end``)."""
         self.version += 1
@@ -89,15 +101,7 @@ class ClusterState:
             n = nodes.item()
             k = self.free.item(n)
             k2 = k - per_node
-            if 0 < k < self.G and k2 > 0:  # partly used before and after (the common sub-node case), inline
-                self.counts[k] -= 1
-                self.counts[k2] += 1
-                partial = self.partial
-                partial[k].discard(n)
-                partial[k2].add(n)
-            else:
-                self._leave_bucket(n, k)
-                self._enter_bucket(n, k2)
+            self._move(n, k, k2)
             self.free[n] = k2
             self.node_jobs[n].add(job)
             if self.busy_until.item(n) < end:
@@ -123,15 +127,7 @@ class ClusterState:
             n = nodes.item()
             k = self.free.item(n)
             k2 = k + per_node
-            if k > 0 and k2 < self.G:  # partly used before and after, inline
-                self.counts[k] -= 1
-                self.counts[k2] += 1
-                partial = self.partial
-                partial[k].discard(n)
-                partial[k2].add(n)
-            else:
-                self._leave_bucket(n, k)
-                self._enter_bucket(n, k2)
+            self._move(n, k, k2)
             self.free[n] = k2
             self.node_jobs[n].discard(job)
         else:
