@@ -5,6 +5,13 @@ constant (consistency checks); ``role: check`` rows were never used to set one (
 A setup published at several sizes is also fitted to ``time = latency + bytes / bandwidth`` on both
 sides (:func:`series`: is a miss in the latency or in the bandwidth?), and rows missed by more than
 25% print their ``note`` (what the source leaves open). Run: ``.venv/bin/python -m benchmarks.check_nccl_tests``.
+
+Fabric load balancing (:func:`wanka.network.ecmp.collective_ecmp_slowdown`): NCCL's tuner picks the
+algorithm without knowing the fabric's routing; on a fabric that hashes flows statically (ECMP, the
+default of RoCE) the chosen algorithm's flows (channels x queue pairs per NIC) then collide on the leaf
+uplinks, and its fabric part slows by the expected busiest uplink. A row's ``routing``, ``channels``,
+``qps_per_connection`` and ``rail_optimized`` come from its source where it states them; otherwise the
+defaults below apply and the check prints them as assumptions.
 """
 
 from __future__ import annotations
@@ -18,11 +25,24 @@ import yaml
 
 from wanka.catalog import accelerator
 from wanka.network.collectives import CommGroup, bus_factor, collective_time
+from wanka.network.ecmp import collective_ecmp_slowdown
+from wanka.network.flow import DEFAULT_ROUTING
+from wanka.network.topology import build_topology
+from wanka.spec.cluster import ClusterSpec
 from wanka.units import gbps_to_bytes_per_s
 
 DATA = Path(__file__).with_name("nccl_tests_published.yaml")
 # what rows of one series (one run at several sizes) share
 _SETUP = ("gpus", "per_domain", "accelerator", "nic_gbps", "fabric", "op", "nvls", "sharp", "algorithm")
+# Where a source does not publish its fabric (ECMP rows only; adaptive routing spreads evenly):
+# - layout: top-of-rack leaves of whole nodes (rail_optimized false) of wanka's default switch for the
+#   fabric kind, nodes in rank order (the hostfile lists them rack by rack). A rail-optimised fabric whose
+#   rail leaf holds every node of the job hashes nothing (slowdown 1).
+# - channels: 2 per NIC (NCCL's ring graph on 8-NIC H100 / B200 nodes: 16 channels, the count NCCL#1218
+#   pins with NCCL_MIN/MAX_NCHANNELS); queue pairs per connection: 1 (NCCL_IB_QPS_PER_CONNECTION default).
+ASSUMED_RAIL_OPTIMIZED = False
+ASSUMED_CHANNELS_PER_NIC = 2
+ASSUMED_QPS = 1
 
 
 @dataclass(frozen=True)
@@ -38,6 +58,8 @@ class Row:
     factor: float = 1.0  # nccl-tests busbw / algbw
     setup: tuple[object, ...] = ()  # what a series of sizes shares (ranks, domain, GPU, NIC, op, switches)
     note: str = ""
+    ecmp: float = 1.0  # slowdown of the fabric part from static ECMP hashing (1 = adaptive / none)
+    assumed: str = ""  # the fabric facts the source leaves out and the check assumed
 
     @property
     def error(self) -> float:
@@ -84,6 +106,41 @@ def load_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def _ecmp(row: dict[str, Any], algorithm: str) -> tuple[float, str]:
+    """Expected ECMP slowdown of ``algorithm``'s flows on the row's fabric, and what was assumed."""
+    kind = str(row["fabric"])
+    routing = row.get("routing") or DEFAULT_ROUTING[kind]
+    gpn = int(row.get("gpus_per_node", min(int(row["per_domain"]), 8)))
+    nodes = int(row["gpus"]) // gpn
+    if routing != "ecmp" or nodes < 2 or algorithm not in ("ring", "tree", "nvls_tree"):
+        return 1.0, ""
+    said = []
+    if "routing" not in row:
+        said.append(f"routing {routing} ({kind} default)")
+    rail = row.get("rail_optimized", ASSUMED_RAIL_OPTIMIZED)
+    if "rail_optimized" not in row:
+        said.append("top-of-rack leaves" if not rail else "rail-optimised leaves")
+    channels = int(row.get("channels", ASSUMED_CHANNELS_PER_NIC * gpn))
+    if "channels" not in row:
+        said.append(f"{channels} channels")
+    qps = int(row.get("qps_per_connection", ASSUMED_QPS))
+    if "qps_per_connection" not in row:
+        said.append(f"{qps} QP per connection")
+    cluster = ClusterSpec(
+        accelerator=row["accelerator"],
+        nodes=nodes,
+        gpus_per_node=gpn,
+        fabric={"kind": kind, "nic_gbps_per_gpu": row["nic_gbps"], "rail_optimized": rail, "routing": routing},
+    )
+    t = build_topology(cluster)
+    factor = collective_ecmp_slowdown(t, algorithm, nodes, channels=channels, qps=qps, routing=routing)
+    if t.tiers < 2:
+        layout = f"{nodes} nodes on one switch ({t.switch_name}): nothing hashed"
+    else:
+        layout = f"{t.nodes_per_leaf} nodes / {t.uplinks_per_leaf} uplinks per leaf ({t.switch_name})"
+    return factor, f"{layout}; assumed: {', '.join(said)}" if said else layout
+
+
 def predict(row: dict[str, Any]) -> Row:
     acc = accelerator(row["accelerator"])
     g = CommGroup(
@@ -96,6 +153,11 @@ def predict(row: dict[str, Any]) -> Row:
         architecture=acc.architecture,
     )
     r = collective_time(row["op"], float(row["bytes"]), g, row.get("algorithm") or "auto")
+    # NCCL's tuner chose without the fabric's hashing; the chosen algorithm then runs on it
+    ecmp, assumed = _ecmp(row, r.algorithm)
+    if ecmp > 1.0:
+        g = CommGroup(**{**vars(g), "scale_out_contention": ecmp})
+        r = collective_time(row["op"], float(row["bytes"]), g, r.algorithm, protocol=r.protocol)
     setup = tuple(row.get(k) for k in _SETUP)
     return Row(
         row["id"],
@@ -109,6 +171,8 @@ def predict(row: dict[str, Any]) -> Row:
         float(bus_factor(row["op"], float(row["gpus"]))),
         setup,
         str(row.get("note", "")),
+        ecmp,
+        assumed,
     )
 
 
@@ -138,6 +202,10 @@ def main() -> None:
             f"  {sr.ids[0]:<26} .. {sr.ids[-1]:<22} busbw {sr.published_busbw:6.0f} | {sr.model_busbw:6.0f}"
             f"   latency {sr.published_latency_ms:6.2f} | {sr.model_latency_ms:6.2f}"
         )
+    print("\nstatic ECMP on the rows' fabrics (expected busiest uplink / flows per NIC; adaptive routing: 1):")
+    for r in rows:
+        if r.assumed:
+            print(f"  {r.id:<28} x{r.ecmp:.2f} {r.algorithm:<9} {r.assumed}")
     print("\nrows beyond 25% and what their sources leave open (benchmarks/nccl_tests_published.yaml, note):")
     for r in rows:
         if abs(r.error) > 0.25:
