@@ -108,3 +108,19 @@ def test_bad_arguments_are_named() -> None:
         collective_ecmp_slowdown(build_topology(_cluster(32, rail=False)), "ring", 32, channels=16, routing="spray")
     with pytest.raises(ValueError, match="balls"):
         max_load_cdf(-1, 2)
+
+
+def test_an_oversubscribed_spine_tier_adds_its_own_collisions() -> None:
+    # 256 nodes in pods of two 8-node leaves: every ring and tree edge that leaves a pod is hashed again
+    # onto the pod's spine-core links; at 1:7 there are 20 of them instead of 128, so the busiest holds more
+    base = {"kind": "roce", "rail_optimized": False, "tiers": 3, "gpus_per_leaf": 64, "gpus_per_pod": 128}
+    flat = build_topology(ClusterSpec(accelerator="H100-SXM5-80GB", nodes=256, fabric=base))
+    tapered = build_topology(
+        ClusterSpec(accelerator="H100-SXM5-80GB", nodes=256, fabric={**base, "spine_oversubscription": 7.0})
+    )
+    assert flat.pods == 16 and tapered.spine_uplinks().sum() < flat.spine_uplinks().sum() / 6
+    for algorithm in ("ring", "tree"):
+        one = collective_ecmp_slowdown(flat, algorithm, 256, channels=16)
+        seven = collective_ecmp_slowdown(tapered, algorithm, 256, channels=16)
+        assert seven > 1.2 * one and one > 1.0, (algorithm, one, seven)
+        assert collective_ecmp_slowdown(tapered, algorithm, 256, channels=16, qps=16) == 1.0  # enough QPs

@@ -173,14 +173,15 @@ def collective_ecmp_slowdown(
     t: Topology, algorithm: str, nodes: int, *, channels: int, qps: int = 1, routing: str = "ecmp"
 ) -> float:
     """Expected slowdown (>= 1) of the fabric part of one NCCL collective on ``nodes`` consecutive nodes
-    of topology ``t`` from static ECMP at the leaf tier: every leaf hashes the flows that leave it onto
+    of topology ``t`` from static ECMP, tier by tier: every leaf hashes the flows that leave it onto
     its uplinks, and the spine each flow draws picks its downlink into the destination leaf, so both
     ends are balls into bins (:func:`ecmp_slowdown`). The ideal is the busiest NIC's flows at line rate.
     ``routing = "adaptive"`` (packet spraying, InfiniBand adaptive routing) spreads evenly: 1.
 
-    Left out: the spine-core tier of 3-tier fabrics (hashed likewise; a job inside one pod never
-    reaches it) and the correlation of a flow's uplink with its downlink (the flow model,
-    :func:`wanka.network.flow.simulate`, has both; ``tests/network/test_ecmp.py`` compares the two)."""
+    On 3-tier fabrics the flows between pods are hashed once more onto each pod's spine-core links (fewer
+    where the spine is oversubscribed: ``spine_oversubscription``), both ways. Left out: the correlation
+    of a flow's uplink with its downlink (the flow model, :func:`wanka.network.flow.simulate`, has it;
+    ``tests/network/test_ecmp.py`` compares the two)."""
     if routing not in ("ecmp", "adaptive"):
         raise ValueError(f"routing = {routing!r}: must be ecmp or adaptive")
     if routing == "adaptive" or nodes < 2 or t.tiers < 2 or t.uplinks_per_leaf < 1:
@@ -195,4 +196,11 @@ def collective_ecmp_slowdown(
     down = np.bincount(dst_leaf[cross])
     u = int(t.uplinks_per_leaf)
     loads = [(int(f), u, 1) for f in np.concatenate([up[up > 0], down[down > 0]])]
+    if t.tiers >= 3:  # flows between pods: each spine hashes again onto its core links
+        links = t.spine_uplinks().sum(axis=1)  # per pod
+        src_pod, dst_pod = t.pod_of_leaf(src_leaf), t.pod_of_leaf(dst_leaf)
+        apart = src_pod != dst_pod
+        for pods in (src_pod[apart], dst_pod[apart]):
+            count = np.bincount(pods, minlength=links.size)
+            loads += [(int(count[p]), int(links[p]), 1) for p in np.flatnonzero(count) if links[p] > 0]
     return ecmp_slowdown(loads, float(per_nic.max()), t.link_bandwidth / t.endpoint_bandwidth)
