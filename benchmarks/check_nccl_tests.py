@@ -38,8 +38,9 @@ _SETUP = ("gpus", "per_domain", "accelerator", "nic_gbps", "fabric", "op", "nvls
 # - layout: top-of-rack leaves of whole nodes (rail_optimized false) of wanka's default switch for the
 #   fabric kind, nodes in rank order (the hostfile lists them rack by rack). A rail-optimised fabric whose
 #   rail leaf holds every node of the job hashes nothing (slowdown 1).
-# - channels: 2 per NIC (NCCL's ring graph on 8-NIC H100 / B200 nodes: 16 channels, the count NCCL#1218
-#   pins with NCCL_MIN/MAX_NCHANNELS); queue pairs per connection: 1 (NCCL_IB_QPS_PER_CONNECTION default).
+# - channels: 2 per NIC (one graph channel per NIC, duplicated by connect.cc: nChannels*2; the 16 that
+#   NCCL#1218 pins with NCCL_MIN/MAX_NCHANNELS on 8 NICs); queue pairs per connection: 1
+#   (NCCL_IB_QPS_PER_CONNECTION default).
 ASSUMED_RAIL_OPTIMIZED = False
 ASSUMED_CHANNELS_PER_NIC = 2
 ASSUMED_QPS = 1

@@ -124,3 +124,16 @@ def test_an_oversubscribed_spine_tier_adds_its_own_collisions() -> None:
         seven = collective_ecmp_slowdown(tapered, algorithm, 256, channels=16)
         assert seven > 1.2 * one and one > 1.0, (algorithm, one, seven)
         assert collective_ecmp_slowdown(tapered, algorithm, 256, channels=16, qps=16) == 1.0  # enough QPs
+
+
+def test_the_engine_factor_hashes_nccl_s_two_channels_per_connection() -> None:
+    # NCCL duplicates every ring channel (connect.cc), so one QP per connection is two hashed flows
+    from wanka.network.flow import NCCL_CHANNELS_PER_CONNECTION, contention_factor
+
+    assert NCCL_CHANNELS_PER_CONNECTION == 2
+    c = _cluster(32, rail=False)
+    t = build_topology(c)
+    two = simulate(t, collective_traffic(t, "all_reduce", 1 << 20, 32, 8, qps=2), "ecmp", 0).slowdown
+    one = simulate(t, collective_traffic(t, "all_reduce", 1 << 20, 32, 8, qps=1), "ecmp", 0).slowdown
+    assert contention_factor(c, "all_reduce", 32, 8) == pytest.approx(max(1.0, two))
+    assert two < one

@@ -39,6 +39,7 @@ from wanka.spec.cluster import ClusterSpec
 
 __all__ = [
     "DEFAULT_ROUTING",
+    "NCCL_CHANNELS_PER_CONNECTION",
     "FlowResult",
     "HotLink",
     "collective_traffic",
@@ -51,6 +52,12 @@ __all__ = [
 # Routing assumed when the caller names none: InfiniBand switches spray adaptively (Quantum-2 adaptive
 # routing, NCCL_IB_AR_THRESHOLD); RoCE/Ethernet fabrics hash flows (ECMP), as Meta's RoCE paper reports.
 DEFAULT_ROUTING = {"infiniband": "adaptive", "roce": "ecmp", "ethernet": "ecmp"}
+# NCCL opens every connection on two channels: connect.cc duplicates each channel of its ring and tree
+# graphs (``nChannels = min(MAXCHANNELS, nChannels*2)``, NCCL 2.19-2.27) and point-to-point traffic runs
+# NCCL_NCHANNELS_PER_NET_PEER = 2 channels per peer (NCCL environment docs), each channel its own queue
+# pairs: the engine's factor hashes this many x ``qps_per_connection`` sub-flows per connection (at
+# most 64, collective_traffic's bound; ECMP is all but even there).
+NCCL_CHANNELS_PER_CONNECTION = 2
 _GPU_LEVEL_PAIRS = 200_000  # all-to-all pairs simulated one by one below this; aggregated per leaf pair above
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -475,7 +482,8 @@ def _simulated_factor(
 ) -> float:
     cluster = ClusterSpec.model_validate(json.loads(cluster_json))
     t = build_topology(cluster)
-    traffic = collective_traffic(t, op, 1 << 20, size, stride, placement, seed, qps=cluster.fabric.qps_per_connection)
+    qps = min(64, cluster.fabric.qps_per_connection * NCCL_CHANNELS_PER_CONNECTION)
+    traffic = collective_traffic(t, op, 1 << 20, size, stride, placement, seed, qps=qps)
     return max(1.0, simulate(t, traffic, routing, seed).slowdown)
 
 
@@ -494,6 +502,7 @@ def contention_factor(
 
     Feed it to ``CommGroup.scale_out_contention`` *instead of* ``groups.fabric_contention`` (which
     models oversubscription alone). ``routing`` defaults to :data:`DEFAULT_ROUTING` for the fabric kind.
+    Each connection hashes :data:`NCCL_CHANNELS_PER_CONNECTION` x ``fabric.qps_per_connection`` sub-flows.
     """
     rt = routing or cluster.fabric.routing or DEFAULT_ROUTING[cluster.fabric.kind]
     # exclude_unset keeps which fields the scenario set (fabric.tiers left unset = the fewest that reach)
