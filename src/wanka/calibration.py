@@ -77,6 +77,7 @@ class Calibration:
     moe_expert_load_cv: float
     grouped_gemm_tile_rows: float
     moe_host_sync_s: float
+    attn_softmax_ratio: float
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -46,7 +46,7 @@ from wanka.engine.context import Context
 from wanka.engine.feasibility import cp_a2a_size
 from wanka.engine.strategies import Strategies
 from wanka.network import bus_factor, collective_time, comm_group
-from wanka.workload import Gemm, expected_nodes_per_token, ffn_matrices
+from wanka.workload import Gemm, attention_head_dims, expected_nodes_per_token, ffn_matrices
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
 
@@ -245,6 +245,19 @@ def routing_imbalance(ctx: Context, tokens: Arr, ep: Arr) -> Arr | float:
     return np.asarray(ctx.cal.moe_routing_imbalance * (1.0 + z * cv))
 
 
+def head_dim_throughput(ctx: Context) -> float:
+    """Fused-attention FLOP rate at the model's head dims relative to head dims 128 + 128, where the
+    accelerators' attention fractions are quoted. Per score element the kernel does 2(d_qk + d_v)
+    matmul FLOPs forward but a fixed amount of softmax work (exp, max, rescale) whatever the head
+    dim, r (``attn_softmax_ratio``) times the matmul time at 256: with smaller heads that share
+    grows and the FLOP rate falls, (D/256)(1 + r)/(D/256 + r) for D = d_qk + d_v (FlashAttention-3
+    paper, Figs. 5-6: head dim 64 at ~0.79x the TFLOP/s of 128). Wider heads are not credited (1)."""
+    dqk, dv = attention_head_dims(ctx.model)
+    x = (dqk + dv) / 256.0
+    r = ctx.cal.attn_softmax_ratio
+    return min(1.0, x * (1.0 + r) / (x + r))
+
+
 def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr, etp: Arr) -> dict[str, Arr]:
     """Forward pieces of one layer per micro-batch on one GPU."""
     moe = kind == "moe"
@@ -266,7 +279,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     # key blocks run below the long-sequence ceiling (FlashAttention-3 sweep over sequence length)
     key_len = s / st.cp.astype(float)
     len_eff = key_len / (key_len + ctx.cal.attn_half_len_tokens)
-    t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * ctx.cal.attn_efficiency * len_eff)
+    hd = head_dim_throughput(ctx)  # small heads: the per-score softmax work weighs more
+    t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * ctx.cal.attn_efficiency * len_eff * hd)
     d = float(ctx.model.kv_channels)
     t_unfused = full_flops / (ctx.bf16_peak * _gemm_eff(ctx, s + 0.0 * tokens, s + 0.0 * tokens, d + 0.0 * tokens))
     t_unfused = t_unfused + _hbm_time(ctx, 6.0 * heads * tokens * s * ctx.act_bytes)

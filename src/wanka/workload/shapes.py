@@ -38,6 +38,7 @@ __all__ = [
     "LayerKind",
     "activation_elems_per_token",
     "attention_core_flops_per_token",
+    "attention_head_dims",
     "effective_context",
     "elementwise_elems_per_token",
     "layer_gemms",
@@ -216,6 +217,12 @@ def _qk_v_dims(model: ModelSpec) -> tuple[int, int]:
     if a is not None:
         return a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim
     return model.kv_channels, model.kv_channels
+
+
+def attention_head_dims(model: ModelSpec) -> tuple[int, int]:
+    """Per-head query/key and value widths ``(d_qk, d_v)`` the attention kernel works on (MLA: the
+    no-RoPE + RoPE query/key width and the value width)."""
+    return _qk_v_dims(model)
 
 
 def attention_core_flops_per_token(model: ModelSpec, seq_len: int) -> float:
