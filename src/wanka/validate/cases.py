@@ -73,6 +73,8 @@ class CaseSoftware(_Row):
     ep_comm_overlap: bool | None = None
     cuda_graphs: bool | None = None
     ep_dispatch: Literal["alltoall", "deepep"] | None = None
+    # the gradient reduction dtype a run's config sets (e.g. Composer FSDP mixed_precision PURE: bf16)
+    grad_reduce_fp32: bool | None = None
     switches_source: str | None = None
 
 
@@ -293,6 +295,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             ep_comm_overlap=sw.ep_comm_overlap,
             cuda_graphs=sw.cuda_graphs,
             ep_dispatch=sw.ep_dispatch,
+            grad_reduce_fp32=sw.grad_reduce_fp32,
         )
     except ValueError as e:
         raise SpecError(str(e).splitlines()[-2].strip(), field="software.release", source=case.id) from None
