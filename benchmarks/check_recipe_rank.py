@@ -4,19 +4,25 @@ For Llama 3.1 405B on H100 at the GPU count of the NeMo / Megatron-Bridge perfor
 (``benchmarks/extra_runs/nemo_perf_tables.yaml``, 1,024 GPUs), the published layout (tp, pp, cp, vpp,
 micro-batch, distributed optimizer; recompute, which the tables do not print, as the validator's
 point estimate: the fastest setting that fits) is placed in the search's ranking of every valid
-layout that fits. Prints its rank and percentile, and how far the search's best layout is from it
-(predicted throughput). Targets (issue 13): within the top 5%, best layout within 5%.
+layout that fits. Prints its rank and percentile, how far the search's best layout is from it
+(predicted throughput), and what separates the two: the step-time terms (seconds per step, best
+minus recipe) that differ most. Targets (issue 13): within the top 5%, best layout within 5%.
 
-    python -m benchmarks.check_recipe_rank [--results]
+``--set NAME=VALUE`` (repeatable) ranks again under the shipped calibration with those constants
+replaced: a sensitivity, never a fit (nothing is written with it).
+
+    python -m benchmarks.check_recipe_rank [--results] [--set tp_overlap_efficiency=0.5]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
+from wanka.calibration import Calibration, default_calibration
 from wanka.engine import evaluate_batch, make_context
 from wanka.planner import search
 from wanka.validate.cases import Case, case_scenario, load_cases
@@ -33,9 +39,11 @@ def recipe_cases(model: str = "llama31_405b", gpu: str = "H100") -> list[Case]:
     return [c for c in cases if model in c.id and c.raw["hardware"]["gpu"].startswith(gpu)]
 
 
-def rank(case: Case) -> dict[str, Any]:
+def rank(case: Case, cal: Calibration | None = None) -> dict[str, Any]:
+    """The recipe's rank in the search, and the search's best layout against it (``cal``: a
+    calibration other than the shipped one)."""
     sc, unknown = case_scenario(case)
-    ctx = make_context(sc)
+    ctx = make_context(sc, cal)
     st = _candidates(sc, unknown)
     band = choose(evaluate_batch(ctx, st, 1.0))
     if band is None:
@@ -45,11 +53,14 @@ def rank(case: Case) -> dict[str, Any]:
     par = sc.parallel.model_copy(update={"vpp": row["vpp"], "recompute": row["recompute"]})
     tr = sc.training.model_copy(update={"micro_batch": row["micro_batch"]})
     sc = sc.model_copy(update={"parallel": par, "training": tr})
-    res = search(sc, top=1)
+    res = search(sc, top=1, cal=cal)
     b = res.baseline
     assert b is not None
     best = res.best.tokens_per_s_per_gpu
     recipe = b.candidate.tokens_per_s_per_gpu
+    # seconds per step by which the best layout differs from the recipe, term by term (they sum to
+    # the difference of the step times)
+    gap = {k: res.best.breakdown_s[k] - b.candidate.breakdown_s[k] for k in b.candidate.breakdown_s}
     return {
         "id": case.id,
         "gpus": sc.gpus,
@@ -62,16 +73,57 @@ def rank(case: Case) -> dict[str, Any]:
         "best_predicted": best,
         "best_over_recipe": best / recipe - 1.0,
         "best": {k: getattr(res.best, k) for k in ("tp", "pp", "dp", "cp", "vpp", "micro_batch", "zero", "recompute")},
+        "recipe_step_s": b.candidate.step_time_s,
+        "best_step_s": res.best.step_time_s,
+        "gap_s": gap,
     }
+
+
+def gap_text(r: dict[str, Any], n: int = 4) -> str:
+    """The ``n`` terms that separate the best layout from the recipe most, in s/step (best - recipe)."""
+    terms = sorted(r["gap_s"].items(), key=lambda kv: -abs(kv[1]))[:n]
+    return ", ".join(f"{k} {v:+.2f}" for k, v in terms if v != 0.0)
+
+
+def _layout(d: dict[str, Any]) -> str:
+    return (
+        f"TP{d['tp']} PP{d['pp']} CP{d['cp']} DP{d['dp']} vpp{d['vpp']} mb{d['micro_batch']} "
+        f"zero{d['zero']} {d['recompute']}"
+    )
+
+
+def calibration_with(settings: list[str]) -> Calibration | None:
+    """The shipped calibration with ``NAME=VALUE`` constants replaced (None when none are given)."""
+    if not settings:
+        return None
+    base = default_calibration()
+    names = {f.name for f in dataclasses.fields(base)}
+    kw: dict[str, float] = {}
+    for item in settings:
+        name, sep, value = item.partition("=")
+        if not sep or name not in names:
+            raise ValueError(f"--set {item!r}: expected NAME=VALUE with NAME one of {', '.join(sorted(names))}")
+        try:
+            kw[name] = float(value)
+        except ValueError:
+            raise ValueError(f"--set {item!r}: VALUE must be a number") from None
+    return dataclasses.replace(base, **kw)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", action="store_true", help="record in benchmarks/results/calibration.json")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="replace a calibration constant")
     args = ap.parse_args()
+    try:
+        cal = calibration_with(args.set)
+    except ValueError as e:
+        ap.error(str(e))
+    if cal is not None and args.results:
+        ap.error("--results records the shipped calibration's figures; drop --set")
     out = []
     for c in recipe_cases():
-        r = rank(c)
+        r = rank(c, cal)
         out.append(r)
         if "error" in r:
             print(f"{r['id']}: {r['error']}")
@@ -80,6 +132,10 @@ def main() -> None:
             f"{r['id']:42s} recipe rank {r['rank']} of {r['feasible']} ({r['percentile']:.1%})  "
             f"search best {r['best_over_recipe']:+.1%} over the recipe  "
             f"(recipe predicted {r['recipe_predicted']:.0f}, published {r['truth']:.0f} tok/s/GPU)"
+        )
+        print(
+            f"    recipe {_layout(r['recipe'])}: {r['recipe_step_s']:.2f} s/step; best {_layout(r['best'])}: "
+            f"{r['best_step_s']:.2f} s/step ({gap_text(r)})"
         )
     if args.results:
         RESULTS.parent.mkdir(exist_ok=True)

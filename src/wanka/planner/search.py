@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from wanka.calibration import Calibration
 from wanka.engine import (
     BREAKDOWN_KEYS,
     CP_COMM_CODES,
@@ -400,11 +401,13 @@ def _with(c: Candidate, **kw: Any) -> Candidate:
     return Candidate(**d)
 
 
-def _baseline(scenario: Scenario, t: _Table, feasible: npt.NDArray[np.bool_]) -> Baseline | None:
+def _baseline(
+    scenario: Scenario, t: _Table, feasible: npt.NDArray[np.bool_], cal: Calibration | None = None
+) -> Baseline | None:
     par, tr = scenario.parallel, scenario.training
     if par is None or tr is None or par.world_size not in set(t.gpus.tolist()):
         return None
-    ctx = make_context(job_scenario(scenario, par.world_size))
+    ctx = make_context(job_scenario(scenario, par.world_size), cal)
     st = Strategies.from_specs([par], [tr.micro_batch])
     b = _evaluate(ctx, st, tr.tokens)
     c = b.candidate(0, 0)
@@ -440,8 +443,11 @@ def search(
     facility_pool: int = 64,
     replicas: int = 200,
     seed: int = 0,
+    cal: Calibration | None = None,
 ) -> SearchResult:
-    """Search the parallel strategies of ``scenario``'s job (see the module docstring)."""
+    """Search the parallel strategies of ``scenario``'s job (see the module docstring). ``cal``
+    replaces the shipped calibration (:func:`wanka.calibration.load_calibration`), e.g. to see how a
+    ranking moves with one constant."""
     t0 = time.perf_counter()
     if objective not in OBJECTIVES:
         raise SpecError(f"= {objective!r}: must be one of {', '.join(OBJECTIVES)}", field="objective")
@@ -457,7 +463,7 @@ def search(
     # the scenario's framework decides the schedule, dispatch and overlaps every candidate runs with
     switches = software_columns(ParallelSpec(**scenario.software.switches())) if scenario.software else None
     for n in sizes:
-        ctx = make_context(job_scenario(scenario, n))
+        ctx = make_context(job_scenario(scenario, n), cal)
         st, cnt = enumerate_space(ctx, space, switches)
         counts[n] = cnt
         parts.append(_evaluate(ctx, st, tokens))
@@ -517,7 +523,7 @@ def search(
         feasible=int(feasible.sum()),
         no_fit=int((t.code == -2).sum()),
         rejected=rejected,
-        baseline=_baseline(scenario, t, feasible),
+        baseline=_baseline(scenario, t, feasible, cal),
         pareto_axes=front_axes,
         pareto=front,
         elapsed_s=time.perf_counter() - t0,
