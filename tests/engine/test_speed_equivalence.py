@@ -157,3 +157,48 @@ def test_fast_paths_match_numpy_on_scalars() -> None:
     assert type(npx.zeros_like(np.float64(2.0))) is np.float64
     assert npx.asarray([1, 2]).shape == (2,)
     assert npx.unique(3).dtype == np.unique(3).dtype and npx.unique(True).dtype == np.unique(True).dtype
+
+
+def _same_bits(want: Any, got: Any) -> bool:
+    want, got = np.asarray(want), np.asarray(got)
+    same_type = want.dtype == got.dtype and want.shape == got.shape
+    return bool(same_type and np.array_equal(want.view(np.uint8), got.view(np.uint8)))
+
+
+def test_where_on_arrays_selects_numpys_bits() -> None:
+    """npx.where's array path (bit selection instead of numpy's per-element branch) returns numpy's
+    array: the same dtype and every bit (NaN payloads, signed zeros, infinities), for float64, int64
+    and bool operands, arrays or scalars, and leaves other combinations to numpy."""
+    rng = np.random.default_rng(7)
+    n = 2000
+    special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 5e-324, -1.5, 2.0**60])
+    payload_nan = np.array([0x7FF8000000000123], dtype=np.uint64).view(np.float64)[0]
+
+    def floats() -> np.ndarray:
+        x = rng.normal(size=n) * 1e3
+        x[rng.integers(0, n, n // 5)] = rng.choice(special, n // 5)
+        return x
+
+    conds = [rng.random(n) < 0.5, np.zeros(n, bool), np.ones(n, bool), np.arange(n) < n // 3]
+    float_ops: list[Any] = [floats(), floats(), 0.0, -0.0, 1.0, np.float64(3.5), float("nan"), payload_nan, np.inf]
+    int_ops: list[Any] = [rng.integers(-(10**18), 10**18, n), rng.integers(0, 5, n), 0, 1, -7, np.int64(5), 2**62]
+    bool_ops: list[Any] = [rng.random(n) < 0.3, rng.random(n) < 0.6, True, np.bool_(False)]
+    mixed: list[tuple[Any, Any]] = [
+        (float_ops[0], 1),
+        (int_ops[1], 0.5),
+        (float_ops[0], int_ops[1]),
+        (np.float32(2.0), float_ops[0]),
+        (float_ops[0][:1], 0.0),  # broadcasting
+        (float_ops[0].astype(np.float32), 0.0),
+        (int_ops[0], 2**70),
+    ]
+    cases = [(a, b) for ops in (float_ops, int_ops, bool_ops) for a in ops for b in ops] + mixed
+    for c in conds:
+        for a, b in cases:
+            try:
+                want = np.where(c, a, b)
+            except (OverflowError, TypeError):
+                with pytest.raises((OverflowError, TypeError)):
+                    npx.where(c, a, b)
+                continue
+            assert _same_bits(want, npx.where(c, a, b)), (type(a), type(b))
