@@ -18,6 +18,7 @@ against the batch path, bit for bit, on every preset and on random strategies.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy
@@ -74,6 +75,7 @@ _F64 = numpy.dtype(numpy.float64)
 _I64 = numpy.dtype(numpy.int64)
 _FLOATS = (float, numpy.float64)
 _INTS = (int, numpy.int64)
+_SCRATCH = threading.local()
 
 
 def _bits(x: Any, shape: tuple[int, ...], dtype: Any, scalars: tuple[type, ...]) -> Any:
@@ -86,6 +88,18 @@ def _bits(x: Any, shape: tuple[int, ...], dtype: Any, scalars: tuple[type, ...])
             return None
         return numpy.array(x, dtype=dtype).view(_U64)[()]
     return None
+
+
+def _mask(c: Any) -> Any:
+    """All-ones 64-bit words where ``c`` is true, zeros elsewhere, written into this thread's scratch
+    buffer (reused: the select then allocates its result only, as numpy.where does; a second
+    temporary of a large batch costs page faults once the allocator trims the heap it was freed to)."""
+    buf = getattr(_SCRATCH, "buf", None)
+    if buf is None or buf.size < c.size:
+        buf = _SCRATCH.buf = numpy.empty(c.size, dtype=_U64)
+    m = buf[: c.size].reshape(c.shape)
+    numpy.negative(c, out=m, dtype=_U64, casting="unsafe")
+    return m
 
 
 def _select(c: Any, a: Any, b: Any) -> Any:
@@ -101,20 +115,17 @@ def _select(c: Any, a: Any, b: Any) -> Any:
     kind = _I64 if type(a) in _INTS or (arr_a and a.dtype == _I64) else _F64
     scalars = _INTS if kind is _I64 else _FLOATS
     ab, bb = _bits(a, c.shape, kind, scalars), _bits(b, c.shape, kind, scalars)
-    if ab is None or bb is None or (type(ab) is not numpy.ndarray and type(bb) is not numpy.ndarray and kind is _I64):
+    if ab is None or bb is None or (not arr_a and not arr_b and kind is _I64):
         return None  # (two int scalars: numpy's result dtype is not simply int64 there)
-    if type(bb) is not numpy.ndarray and bb == 0:  # where(c, a, 0.0): a's bits under c's mask
-        out = c.astype(_U64)
-        numpy.negative(out, out=out)
-        numpy.bitwise_and(out, ab, out=out)
-    elif type(ab) is not numpy.ndarray and ab == 0:  # where(c, 0.0, b): b's bits under ~c's mask
-        out = (~c).astype(_U64)
-        numpy.negative(out, out=out)
-        numpy.bitwise_and(out, bb, out=out)
+    if not arr_b and bb == 0:  # where(c, a, 0.0): a's bits under c's mask
+        out = numpy.bitwise_and(_mask(c), ab)
+    elif not arr_a and ab == 0:  # where(c, 0.0, b): b's bits under ~c's mask
+        out = numpy.bitwise_and(_mask(~c), bb)
     else:
-        out = c.astype(_U64)
-        numpy.negative(out, out=out)
-        numpy.bitwise_and(out, numpy.bitwise_xor(ab, bb), out=out)
+        out = numpy.bitwise_xor(ab, bb)
+        if type(out) is not numpy.ndarray:  # two scalars
+            out = numpy.full(c.shape, out, dtype=_U64)
+        numpy.bitwise_and(out, _mask(c), out=out)
         numpy.bitwise_xor(out, bb, out=out)
     return out.view(kind)
 

@@ -469,7 +469,8 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     """Forward, backward and recompute of the busiest pipeline stage per micro-batch, and its slowest chunk."""
     tp, pp, v, tokens = sh.tp, sh.pp, sh.v, sh.tokens
     dense = _layer_fwd(ctx, "dense", tokens, st, tp, sh.ep, sh.etp)
-    moe = _layer_fwd(ctx, "moe", tokens, st, tp, sh.ep, sh.etp) if sh.has_moe else {k: 0.0 * tokens for k in dense}
+    # without MoE layers every MoE piece is the same zero array (one, not one per key; read only)
+    moe = _layer_fwd(ctx, "moe", tokens, st, tp, sh.ep, sh.etp) if sh.has_moe else dict.fromkeys(dense, 0.0 * tokens)
     # logits + loss on the last stage
     lg = ctx.logits
     n_v = lg.n / tp
