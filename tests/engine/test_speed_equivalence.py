@@ -6,6 +6,9 @@ busy and exposed times, MFU, HFU) to 1e-12 relative, on every preset and on rand
 from __future__ import annotations
 
 import os
+import platform
+import subprocess
+import sys
 from dataclasses import fields
 from typing import Any
 
@@ -202,3 +205,44 @@ def test_where_on_arrays_selects_numpys_bits() -> None:
                     npx.where(c, a, b)
                 continue
             assert _same_bits(want, npx.where(c, a, b)), (type(a), type(b))
+
+
+def test_divides_is_numpys_modulo_test() -> None:
+    """The layout's divisibility test (floor(x/d)·d == x) answers as np.mod(x, d) == 0 on every
+    integer layout size, zero and negative ones included."""
+    from wanka.engine.core import _divides
+
+    d = np.arange(-64, 4097, dtype=float)
+    with np.errstate(all="ignore"):
+        for x in np.arange(0.0, 400.0):
+            assert np.array_equal(_divides(d, x), np.mod(x, d) == 0), x
+            assert bool(_divides(np.float64(7.0), x)) == (np.mod(x, 7.0) == 0)
+
+
+_FAULTS = """
+import resource
+import numpy as np
+from wanka.engine import Strategies, evaluate_batch, make_context
+from wanka.spec import load_scenario
+ctx = make_context(load_scenario("meta-24k-h100-roce"))
+rng = np.random.default_rng(0)
+n = 20_000
+cols = dict(tp=[1, 2, 4, 8], pp=[1, 2, 4, 8], dp=[64, 128], zero=[0, 1, 2, 3], recompute=[0, 1, 2])
+st = Strategies.from_columns(**{k: rng.choice(v, n) for k, v in cols.items()})
+evaluate_batch(ctx, st, 1.0)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+evaluate_batch(ctx, st, 1.0)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc", reason="glibc's malloc thresholds"
+)
+def test_a_second_batch_reuses_its_heap() -> None:
+    """A batch's ~140 temporaries are freed as it goes; glibc would give the freed top of its heap back
+    to the kernel and fault it in again, page by page, on the next batch (~5,000 pages for 20,000
+    strategies). evaluate_batch raises glibc's trim threshold once per process, so a second batch
+    finds its heap: a fresh interpreter (no earlier large block freed) counts the second batch's faults."""
+    out = subprocess.run([sys.executable, "-c", _FAULTS], capture_output=True, text=True, check=True, timeout=120)
+    assert int(out.stdout.strip()) < 250, out.stdout
