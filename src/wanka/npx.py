@@ -98,7 +98,8 @@ def _mask(c: Any) -> Any:
     if buf is None or buf.size < c.size:
         buf = _SCRATCH.buf = numpy.empty(c.size, dtype=_U64)
     m = buf[: c.size].reshape(c.shape)
-    numpy.negative(c, out=m, dtype=_U64, casting="unsafe")
+    m[...] = c  # 0 or 1 (a plain copy loop; faster than negative() casting on the fly)
+    numpy.negative(m, out=m)
     return m
 
 
