@@ -18,6 +18,7 @@ against the batch path, bit for bit, on every preset and on random strategies.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy
@@ -62,7 +63,72 @@ _S = frozenset({float, int, bool, numpy.float64, numpy.int64, numpy.bool_})
 def where(c: Any, a: Any, b: Any) -> Any:
     if type(c) in _S and type(a) in _S and type(b) in _S:
         return a if c else b
+    if type(c) is numpy.ndarray and c.dtype == numpy.bool_ and c.ndim:
+        got = _select(c, a, b)
+        if got is not None:
+            return got
     return numpy.where(c, a, b)
+
+
+_U64 = numpy.dtype(numpy.uint64)
+_F64 = numpy.dtype(numpy.float64)
+_I64 = numpy.dtype(numpy.int64)
+_FLOATS = (float, numpy.float64)
+_INTS = (int, numpy.int64)
+_SCRATCH = threading.local()
+
+
+def _bits(x: Any, shape: tuple[int, ...], dtype: Any, scalars: tuple[type, ...]) -> Any:
+    """``x``'s 64 bits (an array's uint64 view, or a scalar's bit pattern) when ``x`` is an array of
+    ``dtype`` and ``shape`` or a scalar of ``scalars`` that numpy casts to ``dtype`` exactly; else None."""
+    if type(x) is numpy.ndarray:
+        return x.view(_U64) if x.dtype == dtype and x.shape == shape else None
+    if type(x) in scalars:
+        if dtype is _I64 and not -(2**63) <= x < 2**63:
+            return None
+        return numpy.array(x, dtype=dtype).view(_U64)[()]
+    return None
+
+
+def _mask(c: Any) -> Any:
+    """All-ones 64-bit words where ``c`` is true, zeros elsewhere, written into this thread's scratch
+    buffer (reused: the select then allocates its result only, as numpy.where does; a second
+    temporary of a large batch costs page faults once the allocator trims the heap it was freed to)."""
+    buf = getattr(_SCRATCH, "buf", None)
+    if buf is None or buf.size < c.size:
+        buf = _SCRATCH.buf = numpy.empty(c.size, dtype=_U64)
+    m = buf[: c.size].reshape(c.shape)
+    m[...] = c  # 0 or 1 (a plain copy loop; faster than negative() casting on the fly)
+    numpy.negative(m, out=m)
+    return m
+
+
+def _select(c: Any, a: Any, b: Any) -> Any:
+    """``numpy.where(c, a, b)`` for a boolean array ``c`` and float64 (or int64, or bool) operands of
+    its shape or scalars, by selecting bits (``b ^ ((a ^ b) & mask)``) instead of branching per element:
+    the same bits as numpy's (NaN payloads and signed zeros included), 2-4x faster on a mask without
+    long runs, where numpy's per-element branch mispredicts. None: not such operands (numpy then)."""
+    arr_a, arr_b = type(a) is numpy.ndarray, type(b) is numpy.ndarray
+    if (arr_a and a.dtype == numpy.bool_) or (arr_b and b.dtype == numpy.bool_):
+        if arr_a and arr_b and a.dtype == b.dtype and a.shape == b.shape == c.shape:
+            return (c & a) | (~c & b)
+        return None
+    kind = _I64 if type(a) in _INTS or (arr_a and a.dtype == _I64) else _F64
+    scalars = _INTS if kind is _I64 else _FLOATS
+    ab, bb = _bits(a, c.shape, kind, scalars), _bits(b, c.shape, kind, scalars)
+    if ab is None or bb is None or (not arr_a and not arr_b and kind is _I64):
+        return None  # (two int scalars: numpy's result dtype is not simply int64 there)
+    if not arr_b and bb == 0:  # where(c, a, 0.0): a's bits under c's mask
+        out = numpy.bitwise_and(_mask(c), ab)
+    elif not arr_a and ab == 0:  # where(c, 0.0, b): b's bits under ~c's mask
+        out = numpy.bitwise_and(_mask(~c), bb)
+    else:
+        out = numpy.bitwise_xor(ab, bb)
+        if type(out) is not numpy.ndarray:  # two scalars
+            out = numpy.full(c.shape, out, dtype=_U64)
+        numpy.bitwise_and(out, _mask(c), out=out)
+        numpy.bitwise_xor(out, bb, out=out)
+    return out.view(kind)
 
 
 def maximum(a: Any, b: Any) -> Any:

@@ -6,6 +6,9 @@ busy and exposed times, MFU, HFU) to 1e-12 relative, on every preset and on rand
 from __future__ import annotations
 
 import os
+import platform
+import subprocess
+import sys
 from dataclasses import fields
 from typing import Any
 
@@ -157,3 +160,89 @@ def test_fast_paths_match_numpy_on_scalars() -> None:
     assert type(npx.zeros_like(np.float64(2.0))) is np.float64
     assert npx.asarray([1, 2]).shape == (2,)
     assert npx.unique(3).dtype == np.unique(3).dtype and npx.unique(True).dtype == np.unique(True).dtype
+
+
+def _same_bits(want: Any, got: Any) -> bool:
+    want, got = np.asarray(want), np.asarray(got)
+    same_type = want.dtype == got.dtype and want.shape == got.shape
+    return bool(same_type and np.array_equal(want.view(np.uint8), got.view(np.uint8)))
+
+
+def test_where_on_arrays_selects_numpys_bits() -> None:
+    """npx.where's array path (bit selection instead of numpy's per-element branch) returns numpy's
+    array: the same dtype and every bit (NaN payloads, signed zeros, infinities), for float64, int64
+    and bool operands, arrays or scalars, and leaves other combinations to numpy."""
+    rng = np.random.default_rng(7)
+    n = 2000
+    special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 5e-324, -1.5, 2.0**60])
+    payload_nan = np.array([0x7FF8000000000123], dtype=np.uint64).view(np.float64)[0]
+
+    def floats() -> np.ndarray:
+        x = rng.normal(size=n) * 1e3
+        x[rng.integers(0, n, n // 5)] = rng.choice(special, n // 5)
+        return x
+
+    conds = [rng.random(n) < 0.5, np.zeros(n, bool), np.ones(n, bool), np.arange(n) < n // 3]
+    float_ops: list[Any] = [floats(), floats(), 0.0, -0.0, 1.0, np.float64(3.5), float("nan"), payload_nan, np.inf]
+    int_ops: list[Any] = [rng.integers(-(10**18), 10**18, n), rng.integers(0, 5, n), 0, 1, -7, np.int64(5), 2**62]
+    bool_ops: list[Any] = [rng.random(n) < 0.3, rng.random(n) < 0.6, True, np.bool_(False)]
+    mixed: list[tuple[Any, Any]] = [
+        (float_ops[0], 1),
+        (int_ops[1], 0.5),
+        (float_ops[0], int_ops[1]),
+        (np.float32(2.0), float_ops[0]),
+        (float_ops[0][:1], 0.0),  # broadcasting
+        (float_ops[0].astype(np.float32), 0.0),
+        (int_ops[0], 2**70),
+    ]
+    cases = [(a, b) for ops in (float_ops, int_ops, bool_ops) for a in ops for b in ops] + mixed
+    for c in conds:
+        for a, b in cases:
+            try:
+                want = np.where(c, a, b)
+            except (OverflowError, TypeError):
+                with pytest.raises((OverflowError, TypeError)):
+                    npx.where(c, a, b)
+                continue
+            assert _same_bits(want, npx.where(c, a, b)), (type(a), type(b))
+
+
+def test_divides_is_numpys_modulo_test() -> None:
+    """The layout's divisibility test (floor(x/d)·d == x) answers as np.mod(x, d) == 0 on every
+    integer layout size, zero and negative ones included."""
+    from wanka.engine.core import _divides
+
+    d = np.arange(-64, 4097, dtype=float)
+    with np.errstate(all="ignore"):
+        for x in np.arange(0.0, 400.0):
+            assert np.array_equal(_divides(d, x), np.mod(x, d) == 0), x
+            assert bool(_divides(np.float64(7.0), x)) == (np.mod(x, 7.0) == 0)
+
+
+_FAULTS = """
+import resource
+import numpy as np
+from wanka.engine import Strategies, evaluate_batch, make_context
+from wanka.spec import load_scenario
+ctx = make_context(load_scenario("meta-24k-h100-roce"))
+rng = np.random.default_rng(0)
+n = 20_000
+cols = dict(tp=[1, 2, 4, 8], pp=[1, 2, 4, 8], dp=[64, 128], zero=[0, 1, 2, 3], recompute=[0, 1, 2])
+st = Strategies.from_columns(**{k: rng.choice(v, n) for k, v in cols.items()})
+evaluate_batch(ctx, st, 1.0)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+evaluate_batch(ctx, st, 1.0)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc", reason="glibc's malloc thresholds"
+)
+def test_a_second_batch_reuses_its_heap() -> None:
+    """A batch's ~140 temporaries are freed as it goes; glibc would give the freed top of its heap back
+    to the kernel and fault it in again, page by page, on the next batch (~5,000 pages for 20,000
+    strategies). evaluate_batch raises glibc's trim threshold once per process, so a second batch
+    finds its heap: a fresh interpreter (no earlier large block freed) counts the second batch's faults."""
+    out = subprocess.run([sys.executable, "-c", _FAULTS], capture_output=True, text=True, check=True, timeout=120)
+    assert int(out.stdout.strip()) < 250, out.stdout

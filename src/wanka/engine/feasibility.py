@@ -42,13 +42,19 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
     L = m.n_layers + m.mtp_layers
     one = not isinstance(st.tp, np.ndarray)
     code = np.full(1 if one else len(st), -1, dtype=np.int64)
+    # a batch: 1 + the first rule broken (0: none so far) in one byte per strategy, and the strategies
+    # no rule has caught yet (boolean operations on bytes, no scattered writes into an int64 column)
+    first = np.zeros(len(code), dtype=np.int8)
+    ok = np.ones(len(code), dtype=bool)
 
     def rule(i: int, bad: npt.NDArray[np.bool_]) -> None:
         if one:
             if bad and code[0] < 0:
                 code[0] = i
         else:
-            code[(code < 0) & bad] = i
+            hit = ok & bad
+            np.logical_and(ok, np.logical_not(bad), out=ok)
+            np.add(first, hit * np.int8(i + 1), out=first)
 
     world = st.tp * st.pp * st.dp * st.cp
     rule(0, world != ctx.gpus)
@@ -74,27 +80,34 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
     if m.moe is None:
         rule(11, st.ep > 1)
     rule(12, (st.vpp > 1) & (st.pp == 1))
-    rule(13, st.dualpipe & ((st.pp < 2) | (st.pp % 2 != 0) | (st.vpp > 1)))
-    rule(14, (st.shard > 0) & ((st.dp * st.cp) % np.maximum(st.shard, 1) != 0))
+    # (rules whose leading condition holds for no strategy of the batch are skipped: none breaks them)
+    if np.any(st.dualpipe):
+        rule(13, st.dualpipe & ((st.pp < 2) | (st.pp % 2 != 0) | (st.vpp > 1)))
+    if np.any(st.shard > 0):
+        rule(14, (st.shard > 0) & ((st.dp * st.cp) % np.maximum(st.shard, 1) != 0))
     # Ulysses (DeepSpeed-Ulysses; TE AttnFuncWithCPAndQKVOA2A) gives each cp rank heads/cp whole heads
     # of Q and of K/V; with tp > kv heads each tp rank holds one replicated KV head, which cannot split
-    q_heads = m.n_heads // st.tp
-    kv_heads = np.maximum(kv // st.tp, 1)
-    a2a = cp_a2a_size(ctx, st)
+    if np.any(st.cp_comm >= 2):
+        q_heads = m.n_heads // st.tp
+        kv_heads = np.maximum(kv // st.tp, 1)
+        a2a = cp_a2a_size(ctx, st)
 
-    def splits(g: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-        return np.asarray((q_heads % g == 0) & (kv_heads % g == 0))
+        def splits(g: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+            return np.asarray((q_heads % g == 0) & (kv_heads % g == 0))
 
-    rule(15, (st.cp_comm == 2) & (st.cp > 1) & ~splits(st.cp))
-    rule(16, (st.cp_comm == 3) & (st.cp > 1) & ((st.cp % a2a != 0) | ~splits(a2a)))
-    rule(17, (st.offload > 0) & ((st.pp > 1) | (st.recompute != 0) | (st.offload >= L)))
-    return code
+        rule(15, (st.cp_comm == 2) & (st.cp > 1) & ~splits(st.cp))
+        rule(16, (st.cp_comm == 3) & (st.cp > 1) & ((st.cp % a2a != 0) | ~splits(a2a)))
+    if np.any(st.offload > 0):
+        rule(17, (st.offload > 0) & ((st.pp > 1) | (st.recompute != 0) | (st.offload >= L)))
+    return code if one else np.asarray(first.astype(np.int64) - 1)
 
 
 def cp_a2a_size(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
     """Ranks of the all-to-all group of each strategy's context parallelism: cp for ``a2a``, the inner
     group of ``a2a+p2p`` (given when cp > 1, or the cp ranks that share a scale-up domain: cp ranks sit ``tp`` apart
     in Megatron's rank order), 1 for ``p2p`` and ``all_gather``."""
+    if not np.any(st.cp_comm >= 2):  # no all-to-all variant in the batch
+        return np.asarray(np.ones_like(st.cp))
     domain = int(ctx.cluster.scale_up.domain_size)
     auto = np.minimum(st.cp, np.maximum(1, domain // np.maximum(st.tp, 1)))
     # the largest power-of-two divisor of cp that fits the domain (cp is searched in powers of two)
