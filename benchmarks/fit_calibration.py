@@ -231,6 +231,18 @@ def cross_validate(
     return out
 
 
+def per_case_table(cases: list[Case], held: dict[str, dict[str, float]]) -> str:
+    """Out-of-fold error of every case under each cross-validation (columns), worst first by the
+    largest of them: which cases the fit cannot carry to data it did not see."""
+    hows = list(held)
+    rows = sorted(cases, key=lambda c: -max(abs(held[h][c.id]) for h in hows))
+    head = f"{'case':50s} {'family':12s}" + "".join(f" {h[:22]:>22s}" for h in hows)
+    lines = ["out-of-fold error per case (predicted / published - 1):", head]
+    for c in rows:
+        lines.append(f"{c.id:50s} {c.family:12s}" + "".join(f" {held[h][c.id]:>+22.1%}" for h in hows))
+    return "\n".join(lines)
+
+
 CAL_FILE = "data/calibration.yaml"
 
 
@@ -278,13 +290,16 @@ def main() -> None:
     if skipped:
         print(f"not fitted (no layout fits in HBM): {', '.join(skipped)}")
     if args.cv:
+        held: dict[str, dict[str, float]] = {}
         for k in (args.folds, 0):
             print(f"{k}-fold:" if k else "leave-one-family-out:")
             cv = cross_validate(cases, k, args.max_nfev, jobs=args.jobs)
             cv.pop("_starts")
+            held[cv["how"]] = cv["errors"]
             print(_line(cv["how"], cv) + f"  ({time.time() - t0:.0f} s)")
             if args.results:
                 _record("cv_kfold" if k else "cv_family", cv)
+        print(per_case_table(cases, held))
         return
     start = neutral()
     print(_line("neutral start", summary(errors(cases, start))))

@@ -78,3 +78,15 @@ def test_write_back_keeps_provenance_and_sources(tmp_path: Path) -> None:
         assert getattr(back, n) == pytest.approx(getattr(cal, n), rel=1e-3)
     assert replace(back, **{n: getattr(default_calibration(), n) for n in fc.FITTED}) == default_calibration()
     assert p.read_text(encoding="utf-8").count("source:") == shipped.read_text(encoding="utf-8").count("source:")
+
+
+def test_per_case_table_lists_every_case_worst_first(few: list[fc.Case]) -> None:
+    errs = np.linspace(-0.4, 0.2, len(few))
+    held = {"5-fold": {c.id: float(e) for c, e in zip(few, errs, strict=True)}, "family": {c.id: 0.0 for c in few}}
+    lines = fc.per_case_table(few, held).splitlines()
+    body = lines[2:]
+    assert len(body) == len(few)
+    assert body[0].startswith(few[0].id)  # -40% is the largest error in either column
+    assert "-40.0%" in body[0] and "+0.0%" in body[0]
+    firsts = [abs(held["5-fold"][line.split()[0]]) for line in body]
+    assert firsts == sorted(firsts, reverse=True)

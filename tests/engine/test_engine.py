@@ -201,7 +201,8 @@ def test_deepep_dispatch_cuts_cross_node_all_to_all() -> None:
     deep = estimate_step(_deepseek(ep_dispatch="deepep"), require_fit=False)
     # EP 32 spans 4 nodes: a token's 8 experts sit on ~3.3 distinct nodes, 2.4 remote, vs 6 copies
     assert deep.breakdown["ep_comm"] < 0.6 * plain.breakdown["ep_comm"]
-    assert deep.breakdown["compute"] == pytest.approx(plain.breakdown["compute"])
+    # DeepEP also spares the all-to-all dispatcher's chunk sort (a memory pass, not a GEMM)
+    assert 0.85 * plain.breakdown["compute"] < deep.breakdown["compute"] < plain.breakdown["compute"]
 
 
 def test_dualpipe_halves_the_bubble_and_keeps_two_parameter_copies() -> None:

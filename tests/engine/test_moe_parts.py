@@ -148,3 +148,27 @@ def test_dualpipe_pairs_the_embedding_stage_with_the_lm_head_stage() -> None:
     one = estimate_step(_ds(**par), require_fit=False)
     dual = estimate_step(_ds(pp_schedule="dualpipe", **par), require_fit=False)
     assert dual.breakdown["compute"] < 0.95 * one.breakdown["compute"]
+
+
+def test_all_to_all_dispatcher_sorts_chunks_that_deepep_does_not() -> None:
+    # Megatron-Core's all-to-all dispatcher re-sorts the received tokens by local expert and back
+    # (a read + write of the k routed copies each way); DeepEP's dispatch lands them grouped already
+    from wanka.engine import make_context
+
+    par = {"pp": 1, "dp": 512, "ep": 64, "recompute": "none"}
+    a2a = _ds(ep_dispatch="alltoall", **par)
+    deep = _ds(**par)
+    r_a, r_d = estimate_step(a2a, require_fit=False), estimate_step(deep, require_fit=False)
+    ctx = make_context(a2a)
+    m = ctx.model
+    assert m.moe is not None
+    per_pass = 4 * m.moe.top_k * m.hidden * 4096 * ctx.act_bytes / (ctx.hbm_bw * ctx.cal.elementwise_efficiency)
+    # forward once, backward twice (the engine's memory-bound convention), every MoE layer, every micro-batch
+    want = 3 * per_pass * ctx.n_moe_layers * r_a.micro_batches
+    assert r_a.breakdown["compute"] - r_d.breakdown["compute"] == pytest.approx(want, rel=1e-6)
+    # one expert per rank: nothing to sort
+    one = _ds(ep_dispatch="alltoall", pp=1, dp=256, ep=256, recompute="none")
+    one_d = _ds(pp=1, dp=256, ep=256, recompute="none")
+    assert estimate_step(one, require_fit=False).breakdown["compute"] == pytest.approx(
+        estimate_step(one_d, require_fit=False).breakdown["compute"], rel=1e-12
+    )

@@ -291,6 +291,15 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
     launch = ctx.cal.layer_overhead_s + (ctx.cal.moe_layer_overhead_s if moe else 0.0)
     t_elem = t_elem + launch * np.where(st.cuda_graphs, ctx.cal.cuda_graph_overhead_factor, 1.0)
+    # Megatron-Core's all-to-all dispatcher permutes tokens by expert before the exchange and, with
+    # more than one local expert, sorts the received chunks from (source rank, expert) to (expert,
+    # source rank) order after it (sort_chunks_by_idxs), and back before the combine: one more read +
+    # write of the k routed copies each way. DeepEP / HybridEP dispatch writes the received tokens in
+    # the layout the grouped GEMM reads (the permutation runs inside the dispatch kernel).
+    if moe and cfg is not None:
+        local = float(cfg.n_experts) / ep
+        sort = np.where((ep > 1) & (local > 1) & ~st.deepep, 4.0 * float(cfg.top_k) * float(ctx.model.hidden), 0.0)
+        t_elem = t_elem + _hbm_time(ctx, sort * tokens / shard * ctx.act_bytes)
     # dropless MoE syncs device to host once per layer pass; CUDA graphs cannot remove it
     if moe and cfg is not None and cfg.dispatch == "dropless":
         t_elem = t_elem + ctx.cal.moe_host_sync_s
