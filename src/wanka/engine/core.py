@@ -46,7 +46,13 @@ from wanka.engine.context import Context
 from wanka.engine.feasibility import cp_a2a_size
 from wanka.engine.strategies import Strategies
 from wanka.network import bus_factor, collective_time, comm_group
-from wanka.workload import Gemm, attention_head_dims, expected_nodes_per_token, ffn_matrices
+from wanka.workload import (
+    Gemm,
+    attention_head_dims,
+    attention_output_elems_per_token,
+    expected_nodes_per_token,
+    ffn_matrices,
+)
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
 
@@ -1072,12 +1078,6 @@ def stragglers(ctx: Context, sh: Shape, cm: Compute) -> Arr:
 
 
 # ---------------------------------------------------------------- memory
-def _attn_out_elems(model: Any) -> float:
-    """Elements per token of a softmax-attention layer's output (heads x value head dim)."""
-    dv = model.attention.v_head_dim if model.attention is not None else model.kv_channels
-    return float(model.n_heads * dv) if model.layer_pattern is None else 0.0
-
-
 def offloaded_bytes(ctx: Context, st: Strategies, nd: Arr, nm: Arr, act_dense: Arr, act_moe: Arr) -> Arr:
     """Saved activations one micro-batch offloads to host memory: those of the first ``st.offload``
     layers of the stage (Transformer Engine offloads the first ``num_layers`` layer groups; dense layers
@@ -1143,7 +1143,7 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # fused attention kernel, whose backward needs it (FlashAttention-2 Alg. 2: D = rowsum(dO * O);
     # Transformer Engine's FusedAttention saves q, k, v and out); in BF16 both are one tensor, and
     # DeepSeek-V3's framework caches that one input once, for both backwards (Sec. 3.3.3, E5M6)
-    o_twice = np.where(st.flash & ctx.fp8 & (not blockwise), B * _attn_out_elems(model), 0.0)
+    o_twice = np.where(st.flash & ctx.fp8 & (not blockwise), B * attention_output_elems_per_token(model), 0.0)
     act_dense = (
         ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense + o_twice) * tokens / seq_shard
     )

@@ -39,6 +39,7 @@ __all__ = [
     "activation_elems_per_token",
     "attention_core_flops_per_token",
     "attention_head_dims",
+    "attention_output_elems_per_token",
     "effective_context",
     "elementwise_elems_per_token",
     "layer_gemms",
@@ -212,17 +213,20 @@ def logit_gemm(model: ModelSpec) -> Gemm:
     return Gemm("logits", model.vocab, model.hidden, "n")
 
 
-def _qk_v_dims(model: ModelSpec) -> tuple[int, int]:
+def attention_head_dims(model: ModelSpec) -> tuple[int, int]:
+    """Per-head query/key and value widths ``(d_qk, d_v)`` the attention kernel works on (MLA: the
+    no-RoPE + RoPE query/key width and the value width)."""
     a = model.attention
     if a is not None:
         return a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim
     return model.kv_channels, model.kv_channels
 
 
-def attention_head_dims(model: ModelSpec) -> tuple[int, int]:
-    """Per-head query/key and value widths ``(d_qk, d_v)`` the attention kernel works on (MLA: the
-    no-RoPE + RoPE query/key width and the value width)."""
-    return _qk_v_dims(model)
+def attention_output_elems_per_token(model: ModelSpec) -> float:
+    """Elements per token of a softmax-attention layer's output (heads x value head dim), the input of
+    its output projection; 0 for hybrid stacks (``layer_pattern``), whose mixers differ by layer."""
+    _, dv = attention_head_dims(model)
+    return float(model.n_heads * dv) if model.layer_pattern is None else 0.0
 
 
 def attention_core_flops_per_token(model: ModelSpec, seq_len: int) -> float:
@@ -234,7 +238,7 @@ def attention_core_flops_per_token(model: ModelSpec, seq_len: int) -> float:
     (:func:`effective_context`; 0 for linear/SSM layers, whose core is
     :func:`mixer_core_flops_per_token`), so "half of it" stays the causal cost.
     """
-    dqk, dv = _qk_v_dims(model)
+    dqk, dv = attention_head_dims(model)
     if model.layer_pattern is None:
         return 2.0 * seq_len * model.n_heads * (dqk + dv)
     ctx = sum(f * effective_context(model, k, seq_len) for k, f in layer_shares(model).items())
@@ -278,7 +282,7 @@ def elementwise_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     un-permutation (read + write k·h each) and the router softmax/top-k.
     """
     h = model.hidden
-    dqk, _ = _qk_v_dims(model)
+    dqk, _ = attention_head_dims(model)
     kv_heads = model.n_heads if model.attention is not None else model.n_kv_heads
     rope = 2.0 * (model.n_heads + kv_heads) * dqk
     e = 4.0 * h + 6.0 * h + (rope if model.layer_pattern is None else _hybrid_mixer_elems(model, rope)[0])
@@ -300,7 +304,7 @@ def activation_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     output; for MoE the permuted tokens and per-expert intermediates for top-k (+ shared) experts.
     """
     h = model.hidden
-    dqk, dv = _qk_v_dims(model)
+    dqk, dv = attention_head_dims(model)
     kv_heads = model.n_heads if model.attention is not None else model.n_kv_heads
     mix = float(model.n_heads * dqk + kv_heads * (dqk + dv) + model.n_heads * dv)
     if model.attention is not None:
@@ -327,8 +331,7 @@ def gemm_input_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     output (input of FC2) and, for MoE, the permuted tokens (input of the expert FC1).
     """
     h = float(model.hidden)
-    _, dv = _qk_v_dims(model)
-    attn_out = float(model.n_heads * dv) if model.layer_pattern is None else 0.0
+    attn_out = attention_output_elems_per_token(model)
     if kind == "dense" or model.moe is None:
         return 2.0 * h + attn_out + float(model.ffn_hidden)
     m = model.moe
