@@ -4,13 +4,15 @@ reach the estimate, and a bad value is a clear error."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from wanka.engine import estimate_step
 from wanka.errors import SpecError
-from wanka.validate.cases import case_scenario, load_cases
+from wanka.spec import Scenario
+from wanka.validate.cases import load_cases
 
 _CASE = """schema: wanka-validation/1
 cases:
@@ -35,17 +37,17 @@ cases:
 """
 
 
-def _scenario(tmp_path: Path, extra: str):  # type: ignore[no-untyped-def]
-    p = tmp_path / "cases.yaml"
-    p.write_text(_CASE.format(extra=extra), encoding="utf-8")
-    cases, _ = load_cases(p)
-    return case_scenario(cases[0])[0]
+Build = Callable[[str], Scenario]  # the scenario_of_case fixture (tests/conftest.py)
 
 
-def test_preset_switches_override_the_table(tmp_path: Path) -> None:
-    table = _scenario(tmp_path, "").software.switches()
+def _scenario(build: Build, extra: str) -> Scenario:
+    return build(_CASE.format(extra=extra))
+
+
+def test_preset_switches_override_the_table(scenario_of_case: Build) -> None:
+    table = _scenario(scenario_of_case, "").software.switches()
     sc = _scenario(
-        tmp_path,
+        scenario_of_case,
         ", ep_comm_overlap: true, cuda_graphs: false, ep_dispatch: deepep, switches_source: 'preset X @v0'",
     )
     sw = sc.software.switches()
@@ -54,19 +56,21 @@ def test_preset_switches_override_the_table(tmp_path: Path) -> None:
     assert any("preset X @v0" in a for a in sc.assumptions)
 
 
-def test_switches_reach_the_estimate(tmp_path: Path) -> None:
+def test_switches_reach_the_estimate(scenario_of_case: Build) -> None:
     """EP across two nodes: overlapping the all-to-all shows less of it; eager MoE layers pay their
     launch and host cost that CUDA graphs remove."""
-    plain = estimate_step(_scenario(tmp_path, ", ep_comm_overlap: false, cuda_graphs: true"), require_fit=False)
-    hidden = estimate_step(_scenario(tmp_path, ", ep_comm_overlap: true, cuda_graphs: true"), require_fit=False)
-    eager = estimate_step(_scenario(tmp_path, ", ep_comm_overlap: false, cuda_graphs: false"), require_fit=False)
+    plain = estimate_step(_scenario(scenario_of_case, ", ep_comm_overlap: false, cuda_graphs: true"), require_fit=False)
+    hidden = estimate_step(_scenario(scenario_of_case, ", ep_comm_overlap: true, cuda_graphs: true"), require_fit=False)
+    eager = estimate_step(
+        _scenario(scenario_of_case, ", ep_comm_overlap: false, cuda_graphs: false"), require_fit=False
+    )
     assert hidden.breakdown["ep_comm"] < plain.breakdown["ep_comm"]
     assert eager.breakdown["compute"] > plain.breakdown["compute"]
 
 
-def test_bad_switch_value_is_a_clear_error(tmp_path: Path) -> None:
+def test_bad_switch_value_is_a_clear_error(scenario_of_case: Build) -> None:
     with pytest.raises(SpecError, match="ep_dispatch"):
-        _scenario(tmp_path, ", ep_dispatch: hybrid")
+        _scenario(scenario_of_case, ", ep_dispatch: hybrid")
 
 
 def test_nemo_rows_switches_are_consistent_with_their_source() -> None:

@@ -4,13 +4,13 @@ error naming the field."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from wanka.engine import estimate_step
 from wanka.errors import SpecError
-from wanka.validate.cases import case_scenario, load_cases
+from wanka.spec import Scenario
 
 _CASE = """schema: wanka-validation/1
 cases:
@@ -27,17 +27,17 @@ cases:
 """
 
 
-def _scenario(tmp_path: Path, hw: str = "", par: str = ""):  # type: ignore[no-untyped-def]
-    p = tmp_path / "cases.yaml"
-    p.write_text(_CASE.format(hw=hw, par=par), encoding="utf-8")
-    cases, _ = load_cases(p)
-    return case_scenario(cases[0])[0]
+Build = Callable[[str], Scenario]  # the scenario_of_case fixture (tests/conftest.py)
 
 
-def test_power_limit_and_cp_type_reach_the_scenario(tmp_path: Path) -> None:
-    plain = _scenario(tmp_path)
+def _scenario(build: Build, hw: str = "", par: str = "") -> Scenario:
+    return build(_CASE.format(hw=hw, par=par))
+
+
+def test_power_limit_and_cp_type_reach_the_scenario(scenario_of_case: Build) -> None:
+    plain = _scenario(scenario_of_case)
     assert plain.cluster.power_limit_w is None and plain.parallel.cp_comm_type == "p2p"
-    sc = _scenario(tmp_path, hw=", power_limit_w: 500", par=", cp_comm_type: all_gather")
+    sc = _scenario(scenario_of_case, hw=", power_limit_w: 500", par=", cp_comm_type: all_gather")
     assert sc.cluster.power_limit_w == 500
     assert sc.parallel.cp_comm_type == "all_gather"
     a, b = estimate_step(plain, require_fit=False), estimate_step(sc, require_fit=False)
@@ -48,6 +48,6 @@ def test_power_limit_and_cp_type_reach_the_scenario(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("hw", "par", "field"), [(", power_limit_w: -5", "", "power_limit_w"), ("", ", cp_comm_type: ring", "cp_comm_type")]
 )
-def test_bad_values_name_the_field(tmp_path: Path, hw: str, par: str, field: str) -> None:
+def test_bad_values_name_the_field(scenario_of_case: Build, hw: str, par: str, field: str) -> None:
     with pytest.raises(SpecError, match=field):
-        _scenario(tmp_path, hw=hw, par=par)
+        _scenario(scenario_of_case, hw=hw, par=par)

@@ -3,12 +3,12 @@ model within one release); they override the software table, and a bad value is 
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from wanka.errors import SpecError
-from wanka.validate.cases import case_scenario, load_cases
+from wanka.spec import Scenario
 
 _CASE = """schema: wanka-validation/1
 cases:
@@ -24,25 +24,25 @@ cases:
 """
 
 
-def _scenario(tmp_path: Path, extra: str):  # type: ignore[no-untyped-def]
-    p = tmp_path / "cases.yaml"
-    p.write_text(_CASE.format(extra=extra), encoding="utf-8")
-    cases, _ = load_cases(p)
-    return case_scenario(cases[0])[0]
+Build = Callable[[str], Scenario]  # the scenario_of_case fixture (tests/conftest.py)
 
 
-def test_table_switches_without_overrides(tmp_path: Path) -> None:
-    sw = _scenario(tmp_path, "").software
+def _scenario(build: Build, extra: str) -> Scenario:
+    return build(_CASE.format(extra=extra))
+
+
+def test_table_switches_without_overrides(scenario_of_case: Build) -> None:
+    sw = _scenario(scenario_of_case, "").software
     assert sw.switches()["tp_comm_overlap"] is False and sw.switches()["dp_comm_overlap"] is False
 
 
-def test_script_switches_override_the_table(tmp_path: Path) -> None:
-    sc = _scenario(tmp_path, ", tp_comm_overlap: true, dp_comm_overlap: true")
+def test_script_switches_override_the_table(scenario_of_case: Build) -> None:
+    sc = _scenario(scenario_of_case, ", tp_comm_overlap: true, dp_comm_overlap: true")
     assert sc.software.switches()["tp_comm_overlap"] is True
     assert sc.software.switches()["dp_comm_overlap"] is True
     assert sc.software.switches()["pp_comm_overlap"] is False  # still the table's
 
 
-def test_bad_switch_value_is_a_clear_error(tmp_path: Path) -> None:
+def test_bad_switch_value_is_a_clear_error(scenario_of_case: Build) -> None:
     with pytest.raises(SpecError, match="tp_comm_overlap"):
-        _scenario(tmp_path, ", tp_comm_overlap: sometimes")
+        _scenario(scenario_of_case, ", tp_comm_overlap: sometimes")
