@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "ep_dispatch": "alltoall",
     "pp_schedule": "1f1b",
     "grad_reduce_fp32": True,
+    "mlp_op_fuser": False,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -103,6 +104,7 @@ class SoftwareRule(BaseModel):
     ep_dispatch: Literal["alltoall", "deepep"] | None = None
     pp_schedule: Literal["1f1b", "dualpipe"] | None = None
     grad_reduce_fp32: bool | None = None
+    mlp_op_fuser: bool | None = None
     source: str = Field(min_length=1)
 
     def matches(self, framework: str, release: str | None) -> bool:

@@ -21,6 +21,7 @@ from wanka.workload import (
     ParamCount,
     activation_elems_per_token,
     attention_core_flops_per_token,
+    eager_mlp_elems_per_token,
     elementwise_elems_per_token,
     gemm_input_elems_per_token,
     layer_gemms,
@@ -75,6 +76,9 @@ class Context:
     # elements per token of one layer saved only as a GEMM input (kept in FP8 with FP8 GEMMs)
     gemm_in_dense: float = 0.0
     gemm_in_moe: float = 0.0
+    # the FFN clamp's and expert biases' eager kernels: (forward-equivalent traffic, stored) elements
+    eager_mlp_dense: tuple[float, float] = (0.0, 0.0)
+    eager_mlp_moe: tuple[float, float] = (0.0, 0.0)
 
     @property
     def hbm_usable(self) -> float:
@@ -159,4 +163,6 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         cal=default_calibration() if cal is None else cal,
         gemm_in_dense=gemm_input_elems_per_token(model, "dense"),
         gemm_in_moe=gemm_input_elems_per_token(model, "moe") if model.moe is not None else 0.0,
+        eager_mlp_dense=eager_mlp_elems_per_token(model, "dense"),
+        eager_mlp_moe=eager_mlp_elems_per_token(model, "moe") if model.moe is not None else (0.0, 0.0),
     )

@@ -306,6 +306,11 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
         local = float(cfg.n_experts) / ep
         sort = np.where((ep > 1) & (local > 1) & ~st.deepep, 4.0 * float(cfg.top_k) * float(ctx.model.hidden), 0.0)
         t_elem = t_elem + _hbm_time(ctx, sort * tokens / shard * ctx.act_bytes)
+    # a clamped gated activation and biased experts run as separate kernels in Megatron-Core's grouped
+    # MLP unless Transformer Engine's op fuser fuses FC1, activation and FC2 (eager_mlp_elems_per_token)
+    eager = (ctx.eager_mlp_moe if moe else ctx.eager_mlp_dense)[0]
+    if eager:
+        t_elem = t_elem + _hbm_time(ctx, np.where(st.op_fuser, 0.0, eager) * tokens / shard * ctx.act_bytes)
     # dropless MoE syncs device to host once per layer pass; CUDA graphs cannot remove it
     if moe and cfg is not None and cfg.dispatch == "dropless":
         t_elem = t_elem + ctx.cal.moe_host_sync_s
@@ -1149,6 +1154,10 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     )
     act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe + o_twice) * tokens / seq_shard
     act_dense, act_moe = act_dense + scores, act_moe + scores
+    # the eager clamp keeps the FC1 output for its backward, unless fused or re-run by recompute
+    if ctx.eager_mlp_dense[1] or ctx.eager_mlp_moe[1]:
+        keep = np.where(~st.op_fuser & ~drop, B * tokens / seq_shard, 0.0)
+        act_dense, act_moe = act_dense + keep * ctx.eager_mlp_dense[1], act_moe + keep * ctx.eager_mlp_moe[1]
 
     # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
     # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up), at most all m

@@ -166,6 +166,8 @@ def _moe_block(cfg: _Cfg, family: str, n_layers: int) -> tuple[dict[str, Any] | 
             "n_shared_experts": 0,
             "expert_ffn_hidden": cfg.int("intermediate_size"),
             "n_dense_layers": 0,
+            # GPT-OSS experts carry biases (transformers GptOssExperts gate_up_proj_bias / down_proj_bias)
+            **({"expert_bias": True} if family == "gpt_oss" else {}),
         }, ""
     if family == "qwen_moe":
         expert = cfg.int("moe_intermediate_size")
@@ -316,6 +318,11 @@ def model_from_hf_config(
         hd = cfg.int("head_dim")
         if hd * n_heads != hidden:
             spec["head_dim"] = hd
+    if family == "gpt_oss" and cfg.has("swiglu_limit"):
+        limit = cfg.data.get("swiglu_limit")
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 < limit <= 1e6:
+            raise cfg._err("swiglu_limit", f"= {limit!r}: must be a positive number")
+        spec["ffn_act_clamp"] = float(limit)
     moe, note = _moe_block(cfg, family, n_layers)
     if moe is not None:
         spec["type"] = "moe"

@@ -17,6 +17,8 @@ Beyond a uniform stack of global-attention layers, a model may mix layer kinds a
 StreamingLLM). MoE routing may be group- or node-limited (``moe.n_groups``/``moe.topk_groups``,
 ``moe.max_nodes_per_token``; DeepSeek-V2 Sec. 2.2.2 device-limited and DeepSeek-V3 Sec. 2.1.2
 node-limited routing), and multi-token-prediction modules are ``mtp_layers`` (DeepSeek-V3 Sec. 2.2).
+GPT-OSS's clamped gated activation (``ffn_act_clamp``) and biased experts (``moe.expert_bias``) are
+described so that the framework's unfused passes over them can be costed.
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ class MoESpec(Spec):
     )
     max_nodes_per_token: PositiveInt | None = Field(
         None, description="node-limited routing: a token's experts span at most this many nodes (DeepSeek-V3 M = 4)"
+    )
+    expert_bias: bool = Field(
+        False,
+        description="the routed experts' FC1 and FC2 carry biases (GPT-OSS: add_bias_linear); unfused, the FC2 "
+        "bias is added per expert after the GEMM, scaled by the routing probability",
     )
 
     @model_validator(mode="after")
@@ -159,6 +166,13 @@ class ModelSpec(Spec):
     head_dim: PositiveInt | None = Field(None, description="only where n_heads*head_dim != hidden")
     ffn_hidden: PositiveInt
     ffn_act: Literal["swiglu", "gelu"] = "swiglu"
+    ffn_act_clamp: float | None = Field(
+        None,
+        gt=0,
+        le=1e6,
+        description="gated FFN only: the gate input is clamped to <= this and the linear input to +-this before "
+        "the activation (GPT-OSS swiglu_limit 7); None = no clamp",
+    )
     vocab: PositiveInt
     seq_len: PositiveInt = Field(le=100_000_000)
     tied_embeddings: bool = False
@@ -196,6 +210,10 @@ class ModelSpec(Spec):
                 "n_heads",
                 f"n_heads = {self.n_heads} exceeds hidden = {self.hidden} (head dim hidden / n_heads would be 0); "
                 "give head_dim or fewer heads",
+            )
+        if self.ffn_act_clamp is not None and self.ffn_act != "swiglu":
+            raise FieldError(
+                "ffn_act_clamp", f"= {self.ffn_act_clamp} needs a gated FFN (ffn_act swiglu), not {self.ffn_act}"
             )
         if self.type == "moe" and self.moe is None:
             raise FieldError("moe", "type = 'moe' needs a moe block")

@@ -39,6 +39,7 @@ class SoftwareSpec(Spec):
     ep_dispatch: Literal["alltoall", "deepep"] | None = None
     pp_schedule: Literal["1f1b", "dualpipe"] | None = None
     grad_reduce_fp32: bool | None = None
+    mlp_op_fuser: bool | None = None
 
     @field_validator("release", mode="before")
     @classmethod

@@ -107,6 +107,12 @@ class ParallelSpec(Spec):
         description="gradients accumulated and reduced in fp32 (Megatron-Core DDP grad_reduce_in_fp32: a 4-byte "
         "main-grad buffer per parameter); False = in the parameters' bf16, 2 bytes of memory and traffic",
     )
+    mlp_op_fuser: bool = Field(
+        False,
+        description="the FFN's FC1, activation (with its clamp) and FC2 (with its bias) run as one fused op "
+        "(Transformer Engine op fuser: Megatron-Core use_transformer_engine_op_fuser, 0.18+); False = the "
+        "clamp and the experts' bias run as separate kernels",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:

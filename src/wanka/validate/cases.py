@@ -75,6 +75,9 @@ class CaseSoftware(_Row):
     ep_dispatch: Literal["alltoall", "deepep"] | None = None
     # the gradient reduction dtype a run's config sets (e.g. Composer FSDP mixed_precision PURE: bf16)
     grad_reduce_fp32: bool | None = None
+    # the MLP's FC1, activation and FC2 fused by Transformer Engine's op fuser (a preset's
+    # use_transformer_engine_op_fuser / Megatron-Bridge cutedsl_fused_grouped_mlp)
+    mlp_op_fuser: bool | None = None
     switches_source: str | None = None
 
 
@@ -247,6 +250,7 @@ def _model_block(m: dict[str, Any], cid: str) -> dict[str, Any]:
         "attention_chunk",
         "attention_sinks",
         "attention_output_gate",
+        "ffn_act_clamp",
         "linear_attention",
         "ssm",
     )
@@ -296,6 +300,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             cuda_graphs=sw.cuda_graphs,
             ep_dispatch=sw.ep_dispatch,
             grad_reduce_fp32=sw.grad_reduce_fp32,
+            mlp_op_fuser=sw.mlp_op_fuser,
         )
     except ValueError as e:
         raise SpecError(str(e).splitlines()[-2].strip(), field="software.release", source=case.id) from None

@@ -40,6 +40,7 @@ __all__ = [
     "attention_core_flops_per_token",
     "attention_head_dims",
     "attention_output_elems_per_token",
+    "eager_mlp_elems_per_token",
     "effective_context",
     "elementwise_elems_per_token",
     "layer_gemms",
@@ -293,6 +294,40 @@ def elementwise_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     f = m.expert_ffn_hidden
     act = (3.0 if model.ffn_act == "swiglu" else 2.0) * f * (m.top_k + m.n_shared_experts)
     return e + act + 4.0 * m.top_k * h + 4.0 * m.n_experts
+
+
+def eager_mlp_elems_per_token(model: ModelSpec, kind: LayerKind) -> tuple[float, float]:
+    """Memory-bound work per token of one layer that the FFN's clamp and expert biases add when the
+    framework runs them as separate (eager) kernels: ``(elements read + written, forward-equivalent,
+    extra elements stored for the backward)``; ``(0, 0)`` for a model with neither.
+
+    As Megatron-Core's ``TEGroupedMLP`` runs them (core 0.15-0.19, ``weighted_bias_quick_geglu_impl``
+    and ``_apply_bias``) unless the Transformer Engine op fuser fuses FC1, activation and FC2:
+
+    - ``ffn_act_clamp``: the FC1 output is split, each half clamped (read + write f each) and the halves
+      concatenated again (read + write 2f) before the fused activation: 8f forward; the backward masks
+      each half's gradient (read gradient and input, write: 3f each) and concatenates them (4f): 10f.
+      The clamp keeps its input, the FC1 output (2f), for the backward beside the activation's own input.
+    - ``moe.expert_bias``: the FC2 bias is added per expert after the grouped GEMM, scaled by the
+      routing probability (bias x prob written, added to the output: read 2h write h, the per-expert
+      pieces concatenated: read + write h): 6h per routed copy; the backward reduces the gradient
+      times the probability over tokens (bias gradient) and times the bias over features (probability
+      gradient): 6h. Counted in the activation dtype (the router's probabilities are in the input's
+      dtype unless ``moe_router_dtype`` says fp32).
+
+    The engine charges the backward twice the forward's memory-bound time, so the forward-equivalent
+    traffic is (forward + backward) / 3.
+    """
+    if model.moe is not None and kind == "moe":
+        m = model.moe
+        f = float(m.expert_ffn_hidden * (m.top_k + m.n_shared_experts))
+        bias = (6.0 + 6.0) * m.top_k * float(model.hidden) if m.expert_bias else 0.0
+    else:
+        f = float(model.ffn_hidden)
+        bias = 0.0
+    clamp = model.ffn_act_clamp is not None and model.ffn_act == "swiglu"
+    traffic = ((8.0 + 10.0) * f if clamp else 0.0) + bias
+    return traffic / 3.0, (2.0 * f if clamp else 0.0)
 
 
 def activation_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
