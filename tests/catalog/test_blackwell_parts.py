@@ -1,0 +1,75 @@
+"""Consistency checks of the Blackwell entries (B200, GB200, B300, GB300) against the NVIDIA figures and
+the GEMM measurements they were taken from, and the one physical relation between same-die parts: they
+differ by the SM clock they run at, not by their datasheet peaks."""
+
+from __future__ import annotations
+
+import pytest
+
+from wanka.catalog import accelerator, catalog
+
+# Bekman, 'Maximum Achievable Matmul FLOPS comparison table' (mamf-finder, BF16), TFLOPS
+MAMF_BF16 = {"B200": 1745.0, "B300": 1769.0, "GB200": 1822.0}
+# device-reported maximum SM clocks, MHz (nvidia-smi, as tabulated in the same source); 148 SMs on both
+MAX_SM_CLOCK_MHZ = {"B200": 1965.0, "GB200": 2062.0}
+BF16_FLOP_PER_CLOCK_PER_SM = 8192  # Blackwell dense BF16 (2 x Hopper's 4096)
+SMS = 148
+
+
+@pytest.mark.parametrize(("name", "mamf"), sorted(MAMF_BF16.items()))
+def test_matmul_fraction_is_the_measured_mamf_over_the_datasheet_peak(name: str, mamf: float) -> None:
+    """Consistency check of the catalog against the measurement it was taken from."""
+    acc = accelerator(name)
+    assert acc.matmul_fraction == pytest.approx(mamf * 1e12 / acc.peak("bf16"), abs=0.001)
+    entry = next(e for e in catalog().accelerators if e.name == acc.name)
+    assert not any(a.startswith("matmul_fraction") for a in entry.assumptions), name
+
+
+def test_gb200_datasheet_peak_is_quoted_at_its_maximum_clock_and_b200_below_it() -> None:
+    gb200, b200 = accelerator("GB200"), accelerator("B200")
+    assert gb200.peak("bf16") == pytest.approx(SMS * BF16_FLOP_PER_CLOCK_PER_SM * 2062e6, rel=1e-3)
+    assert b200.peak("bf16") < SMS * BF16_FLOP_PER_CLOCK_PER_SM * MAX_SM_CLOCK_MHZ["B200"] * 1e6
+
+
+@pytest.mark.parametrize("kind", ["matmul", "attention"])
+def test_same_die_parts_compute_the_same_per_sm_clock(kind: str) -> None:
+    """B200 and GB200 are one die: their achieved GEMM (measured) and attention (derived) rates per
+    SM-clock agree, so GB200 is faster by its clock (2062 / 1965 = 1.049), not by its datasheet peak
+    (2500 / 2250 = 1.111)."""
+    per_clock = {}
+    for name, mhz in MAX_SM_CLOCK_MHZ.items():
+        acc = accelerator(name)
+        frac = acc.matmul_fraction if kind == "matmul" else acc.attention_fraction
+        per_clock[name] = frac * acc.peak("bf16") / (SMS * BF16_FLOP_PER_CLOCK_PER_SM * mhz * 1e6)
+    assert per_clock["GB200"] == pytest.approx(per_clock["B200"], rel=0.01)
+
+
+@pytest.mark.parametrize("name", ["GB200", "GB300"])
+def test_nvl72_per_gpu_figures_add_up_to_the_rack(name: str) -> None:
+    """NVIDIA's NVL72 rack tables: 360 PF dense FP8, 180 PF dense BF16, 576 TB/s of HBM over 72 GPUs."""
+    acc = accelerator(name)
+    assert 72 * acc.peak("fp8") == pytest.approx(360e15)
+    assert 72 * acc.peak("bf16") == pytest.approx(180e15)
+    assert 72 * acc.hbm_bandwidth == pytest.approx(576e12)
+    rack_hbm_tb = {"GB200": 13.5, "GB300": 20.0}[name]  # GB200 NVL72 13.4-13.5 TB, GB300 NVL72 20 TB
+    assert 72 * acc.hbm_bytes / 1e12 == pytest.approx(rack_hbm_tb, rel=0.01)
+
+
+def test_hgx_b200_per_gpu_bandwidth_fits_the_board_total() -> None:
+    # HGX B200: 'up to 62 TB/s' over 8 GPUs; the per-GPU column says 7.7 TB/s
+    assert 8 * accelerator("B200").hbm_bandwidth <= 62e12
+
+
+@pytest.mark.parametrize(("ultra", "base"), [("B300", "B200"), ("GB300", "GB200")])
+def test_blackwell_ultra_keeps_the_fp8_and_bf16_peaks_and_raises_fp4(ultra: str, base: str) -> None:
+    u, b = accelerator(ultra), accelerator(base)
+    assert u.peak("bf16") == b.peak("bf16") and u.peak("fp8") == b.peak("fp8")
+    assert u.peak("fp4") > b.peak("fp4")
+    assert u.hbm_bytes > 1.4 * b.hbm_bytes  # 12-high stacks
+    assert u.attention_fraction > b.attention_fraction  # doubled exp (SFU EX2) units
+
+
+def test_gb300_gemm_share_is_an_assumption_it_names() -> None:
+    entry = next(e for e in catalog().accelerators if e.name == "GB300")
+    assert any(a.startswith("matmul_fraction as GB200") for a in entry.assumptions)
+    assert accelerator("GB300").matmul_fraction == accelerator("GB200").matmul_fraction
