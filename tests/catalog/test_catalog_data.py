@@ -125,3 +125,21 @@ def test_unknown_entry_is_catalog_error_listing_known() -> None:
     with pytest.raises(CatalogError) as e:
         switch("QM9999")
     assert "QM9700" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "hbm_gib", "hbm_tb_s"), [("A100-SXM4-80GB", 80, 2.039), ("A100-SXM4-40GB", 40, 1.555)]
+)
+def test_a100_entries_are_consistent_with_nvidia_s_datasheet(name: str, hbm_gib: int, hbm_tb_s: float) -> None:
+    """Consistency check against the data the entries were built from (issue 13 asked for it: the
+    A100 searches' best layouts are predicted above every published A100 MFU). NVIDIA A100 Tensor
+    Core GPU datasheet (2021), SXM4 columns: BF16/FP16 312 TFLOPS dense (624 with sparsity), TF32
+    156, FP64 tensor core 19.5; HBM2e 80 GB at 2,039 GB/s, HBM2 40 GB at 1,555 GB/s; NVLink 600 GB/s
+    (both directions); max TDP 400 W. Large-GEMM ceiling: Bekman's mamf-finder 267.9 of 312 TFLOPS."""
+    a = accelerator(name)
+    assert a.peak("bf16") == a.peak("fp16") == 312e12 and a.peak("tf32") == 156e12
+    assert a.hbm_bytes == hbm_gib * 2**30 and a.hbm_bandwidth == pytest.approx(hbm_tb_s * 1e12)
+    assert 2 * a.scale_up_bandwidth == 600e9 and a.scale_up_domains == (8,)
+    assert a.tdp_w == 400
+    assert a.matmul_fraction == pytest.approx(267.9 / 312, abs=0.005)
+    assert not a.has_native("fp8")  # Ampere has no FP8 tensor cores: FP8 recipes run at the BF16 peak
