@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from wanka.calibration import Calibration, default_calibration
 from wanka.catalog import Accelerator, accelerator
+from wanka.catalog.software import PipelineSplits, pipeline_splits
 from wanka.errors import InfeasibleError, SpecError
 from wanka.network.groups import fabric_slowdowns, scale_out_bw, scale_up_bw
 from wanka.spec.cluster import ClusterSpec
@@ -75,6 +76,8 @@ class Context:
     # elements per token of one layer saved only as a GEMM input (kept in FP8 with FP8 GEMMs)
     gemm_in_dense: float = 0.0
     gemm_in_moe: float = 0.0
+    # the pipeline splits the scenario's software release can build (feasibility rules; current by default)
+    splits: PipelineSplits = field(default_factory=pipeline_splits)
 
     @property
     def hbm_usable(self) -> float:
@@ -159,4 +162,11 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         cal=default_calibration() if cal is None else cal,
         gemm_in_dense=gemm_input_elems_per_token(model, "dense"),
         gemm_in_moe=gemm_input_elems_per_token(model, "moe") if model.moe is not None else 0.0,
+        splits=_splits(scenario),
     )
+
+
+def _splits(scenario: Scenario) -> PipelineSplits:
+    """The pipeline splits of the scenario's software release (no ``software:``: the current release)."""
+    sw = scenario.software
+    return pipeline_splits() if sw is None else pipeline_splits(sw.framework, sw.release)
