@@ -20,7 +20,7 @@ missing release means the newest: rules with an upper bound are skipped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
@@ -234,28 +234,31 @@ class PipelineSplits:
 
     megatron_core: str | None
     source: str
+    # what the release builds (set from megatron_core; None: a framework with its own pipeline split)
+    first_last: bool = field(init=False)
+    accounted: bool = field(init=False)
+    layout_any: bool = field(init=False)
+    layout_mtp: bool = field(init=False)
+    pp2_interleaved: bool = field(init=False)
 
-    def _at_least(self, v: Version) -> bool:
-        return self.megatron_core is None or Version(self.megatron_core) >= v
+    def __post_init__(self) -> None:
+        v = None if self.megatron_core is None else Version(self.megatron_core)
+        for name, since in (
+            ("first_last", _FIRST_LAST),
+            ("accounted", _ACCOUNT),
+            ("layout_any", _LAYOUT),
+            ("layout_mtp", _LAYOUT_MTP),
+            ("pp2_interleaved", _PP2_INTERLEAVED),
+        ):
+            object.__setattr__(self, name, v is None or v >= since)
 
     @property
     def megatron(self) -> bool:
         return self.megatron_core is not None
 
-    @property
-    def first_last(self) -> bool:
-        return self._at_least(_FIRST_LAST)
-
-    @property
-    def accounted(self) -> bool:
-        return self._at_least(_ACCOUNT)
-
     def layout(self, mtp: bool) -> bool:
-        return self._at_least(_LAYOUT_MTP if mtp else _LAYOUT)
-
-    @property
-    def pp2_interleaved(self) -> bool:
-        return self._at_least(_PP2_INTERLEAVED)
+        """Any split (--pipeline-model-parallel-layout), for a model with or without MTP layers."""
+        return self.layout_mtp if mtp else self.layout_any
 
     @property
     def label(self) -> str:

@@ -154,7 +154,7 @@ def _pipeline_split(ctx: Context, st: Strategies, rule: Callable[[int, Any], Non
     interleaved = st.vpp > 1
     if not sp.pp2_interleaved:
         rule(6, interleaved & (st.pp == 2))
-    else:
+    elif not np.all(st.pp_overlap):  # with overlapped p2p everywhere no strategy breaks it
         rule(6, interleaved & (st.pp == 2) & ~st.pp_overlap)
     if sp.layout(ctx.model.mtp_layers > 0):
         return  # --pipeline-model-parallel-layout builds any split
