@@ -20,7 +20,7 @@ missing release means the newest: rules with an upper bound are skipped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
@@ -31,7 +31,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from wanka import yamlio
 from wanka.errors import CatalogError, SpecError
 
-__all__ = ["DEFAULTS", "SWITCHES", "Resolved", "SoftwareRule", "release_version", "software_rules", "software_switches"]
+__all__ = [
+    "DEFAULTS",
+    "SWITCHES",
+    "CoreRule",
+    "PipelineSplits",
+    "Resolved",
+    "SoftwareRule",
+    "megatron_core_rules",
+    "pipeline_splits",
+    "release_version",
+    "software_rules",
+    "software_switches",
+]
 
 # every switch a release sets, with the value of a current, well-tuned stack (ParallelSpec's defaults)
 DEFAULTS: dict[str, Any] = {
@@ -85,27 +97,14 @@ def release_version(release: str) -> tuple[Scheme, Version]:
         ) from None
 
 
-class SoftwareRule(BaseModel):
-    """One row of ``data/software.yaml``."""
+class _Ranged(BaseModel):
+    """A framework name (case-insensitive substring) and an optional inclusive release range."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     framework: str
     min_release: str | None = None
     max_release: str | None = None
-    tp_comm_overlap: bool | None = None
-    dp_comm_overlap: bool | None = None
-    pp_comm_overlap: bool | None = None
-    pp_scatter_gather: bool | None = None
-    flash_attention: bool | None = None
-    attention_kernel: Literal["native", "fa2"] | None = None
-    ep_comm_overlap: bool | None = None
-    cuda_graphs: bool | None = None
-    ep_dispatch: Literal["alltoall", "deepep"] | None = None
-    pp_schedule: Literal["1f1b", "dualpipe"] | None = None
-    grad_reduce_fp32: bool | None = None
-    mlp_op_fuser: bool | None = None
-    source: str = Field(min_length=1)
 
     def matches(self, framework: str, release: str | None) -> bool:
         if self.framework.lower() not in framework.lower():
@@ -123,8 +122,35 @@ class SoftwareRule(BaseModel):
                 return False
         return True
 
+
+class SoftwareRule(_Ranged):
+    """One row of ``data/software.yaml``'s ``rules``."""
+
+    tp_comm_overlap: bool | None = None
+    dp_comm_overlap: bool | None = None
+    pp_comm_overlap: bool | None = None
+    pp_scatter_gather: bool | None = None
+    flash_attention: bool | None = None
+    attention_kernel: Literal["native", "fa2"] | None = None
+    ep_comm_overlap: bool | None = None
+    cuda_graphs: bool | None = None
+    ep_dispatch: Literal["alltoall", "deepep"] | None = None
+    pp_schedule: Literal["1f1b", "dualpipe"] | None = None
+    grad_reduce_fp32: bool | None = None
+    mlp_op_fuser: bool | None = None
+    source: str = Field(min_length=1)
+
     def switches(self) -> dict[str, Any]:
         return {k: DEFAULTS[k] if getattr(self, k) is None else getattr(self, k) for k in SWITCHES}
+
+
+class CoreRule(_Ranged):
+    """One row of ``data/software.yaml``'s ``megatron_core`` table: the Megatron-Core release a framework
+    release builds its pipeline on (``version``), or ``None`` for a framework that does not use
+    Megatron-Core's pipeline code (DeepSpeed, torchtitan, ...: no Megatron layout rule applies)."""
+
+    version: str | None
+    source: str = Field(min_length=1)
 
 
 class _File(BaseModel):
@@ -132,23 +158,39 @@ class _File(BaseModel):
 
     schema_: Literal["wanka-software/2"] = Field(alias="schema")
     rules: list[SoftwareRule]
+    megatron_core: list[CoreRule] = Field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
-def software_rules() -> tuple[SoftwareRule, ...]:
-    """The rules of ``data/software.yaml``, in order (loaded once)."""
+def _file() -> _File:
     try:
         doc = _File.model_validate(yamlio.load_data(resources.files("wanka.catalog") / "data" / "software.yaml"))
     except ValidationError as e:
         err = e.errors()[0]
         raise CatalogError(f"catalog file software.yaml: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-    if not doc.rules or doc.rules[-1].framework or doc.rules[-1].max_release or doc.rules[-1].min_release:
-        raise CatalogError("catalog file software.yaml: the last rule must be the catch-all (framework '')")
-    for r in doc.rules:
-        for b in (r.min_release, r.max_release):
-            if b is not None:
-                release_version(b)
-    return tuple(doc.rules)
+    for name, rows in (("rules", doc.rules), ("megatron_core", doc.megatron_core)):
+        if not rows or rows[-1].framework or rows[-1].max_release or rows[-1].min_release:
+            raise CatalogError(
+                f"catalog file software.yaml: the last row of {name} must be the catch-all (framework '')"
+            )
+        for r in rows:
+            for b in (r.min_release, r.max_release):
+                if b is not None:
+                    release_version(b)
+    for c in doc.megatron_core:
+        if c.version is not None and release_version(c.version)[0] != "pep440":
+            raise CatalogError(f"catalog file software.yaml: megatron_core version {c.version!r} is not a version")
+    return doc
+
+
+def software_rules() -> tuple[SoftwareRule, ...]:
+    """The rules of ``data/software.yaml``, in order (loaded once)."""
+    return tuple(_file().rules)
+
+
+def megatron_core_rules() -> tuple[CoreRule, ...]:
+    """The ``megatron_core`` table of ``data/software.yaml``, in order (loaded once)."""
+    return tuple(_file().megatron_core)
 
 
 @dataclass(frozen=True)
@@ -163,3 +205,84 @@ def software_switches(framework: str, release: str | None = None) -> Resolved:
         if rule.matches(framework, release):
             return Resolved(rule.switches(), rule.source)
     raise AssertionError("software.yaml ends with a catch-all rule")  # pragma: no cover
+
+
+# Megatron-Core releases that added a way to split the layers unevenly over the pipeline stages
+# (NVIDIA/Megatron-LM at the tags; each read from megatron/training/arguments.py and
+# megatron/core/transformer/transformer_config.py __post_init__)
+_FIRST_LAST = Version("0.9")  # --decoder-first/last-pipeline-num-layers (no interleaving until 0.11)
+_ACCOUNT = Version("0.11")  # --account-for-embedding/loss-in-pipeline-split; uneven first/last with vpp
+_LAYOUT = Version("0.13")  # --pipeline-model-parallel-layout (any split; MTP layers in it from 0.14)
+_LAYOUT_MTP = Version("0.14")
+_PP2_INTERLEAVED = Version("0.8")  # vpp with pp = 2 when p2p communication overlaps (overlap_p2p_comm)
+
+
+@dataclass(frozen=True)
+class PipelineSplits:
+    """How a release may place a model's layers on pp x vpp pipeline stages.
+
+    ``megatron_core`` is the Megatron-Core release (``None``: not Megatron-Core's pipeline code, where no
+    Megatron layout rule applies). Megatron-Core and Megatron-LM before it split the layers evenly
+    (``n_layers % (pp·vpp) == 0``); later releases add uneven splits:
+
+    - 0.9: ``--decoder-first/last-pipeline-num-layers`` (without interleaving: any split with a layer per stage);
+    - 0.11: ``--account-for-embedding/loss-in-pipeline-split`` (n_layers + 1 or + 2 divisible by
+      pp·vpp) and uneven first/last stages with ``--num-virtual-stages-per-pipeline-rank`` (vpp divides
+      the first, the last and each middle stage's layers: vpp divides n_layers);
+    - 0.13: ``--pipeline-model-parallel-layout`` (any split; with MTP layers from 0.14).
+
+    Interleaving (vpp > 1) needs pp > 2, or pp = 2 with overlapped p2p communication from 0.8.
+    """
+
+    megatron_core: str | None
+    source: str
+    # what the release builds (set from megatron_core; None: a framework with its own pipeline split)
+    first_last: bool = field(init=False)
+    accounted: bool = field(init=False)
+    layout_any: bool = field(init=False)
+    layout_mtp: bool = field(init=False)
+    pp2_interleaved: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        v = None if self.megatron_core is None else Version(self.megatron_core)
+        for name, since in (
+            ("first_last", _FIRST_LAST),
+            ("accounted", _ACCOUNT),
+            ("layout_any", _LAYOUT),
+            ("layout_mtp", _LAYOUT_MTP),
+            ("pp2_interleaved", _PP2_INTERLEAVED),
+        ):
+            object.__setattr__(self, name, v is None or v >= since)
+
+    @property
+    def megatron(self) -> bool:
+        return self.megatron_core is not None
+
+    def layout(self, mtp: bool) -> bool:
+        """Any split (--pipeline-model-parallel-layout), for a model with or without MTP layers."""
+        return self.layout_mtp if mtp else self.layout_any
+
+    @property
+    def label(self) -> str:
+        if self.megatron_core is None:
+            return "a framework without Megatron-Core's pipeline split"
+        if Version(self.megatron_core) == Version("0"):
+            return "Megatron-LM before Megatron-Core"
+        return f"Megatron-Core {self.megatron_core}"
+
+
+@lru_cache(maxsize=256)
+def pipeline_splits(framework: str = "", release: str | None = None) -> PipelineSplits:
+    """The pipeline splits ``framework`` at ``release`` allows: its Megatron-Core release from the
+    ``megatron_core`` table (first matching row; for the framework Megatron-Core itself, a version
+    release is the Megatron-Core version), ``''`` / no release the current one."""
+    name = framework.lower()
+    own = any(k in name for k in ("megatron-core", "megatron core", "megatron-lm"))
+    if own and release is not None and str(release).strip():
+        scheme, v = release_version(release)
+        if scheme == "pep440":
+            return PipelineSplits(str(v), "the release of Megatron-Core itself")
+    for row in megatron_core_rules():
+        if row.matches(framework, release):
+            return PipelineSplits(row.version, row.source)
+    raise AssertionError("software.yaml's megatron_core table ends with a catch-all row")  # pragma: no cover

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from wanka.calibration import Calibration
 from wanka.engine.context import Context, make_context
 from wanka.engine.core import BREAKDOWN_KEYS, evaluate
-from wanka.engine.feasibility import REASONS, check
+from wanka.engine.feasibility import PIPELINE_SPLIT_RULES, REASONS, RULE_FIELDS, check
 from wanka.engine.result import MemoryBreakdown, StepResult
 from wanka.engine.strategies import Strategies
 from wanka.errors import InfeasibleError
@@ -89,6 +89,14 @@ def result_at(ctx: Context, st: Strategies, raw: dict[str, Any], i: int, tokens:
     )
 
 
+def _release_note(ctx: Context, code: int) -> str:
+    """For the pipeline-split rules, which release the scenario's software is (they depend on it)."""
+    if code not in PIPELINE_SPLIT_RULES:
+        return ""
+    m = ctx.model
+    return f" [this scenario: {ctx.splits.label}; n_layers = {m.n_layers}]"
+
+
 def estimate_step(scenario: Scenario, *, require_fit: bool = True, cal: Calibration | None = None) -> StepResult:
     """Predict one training step of ``scenario``'s job under its parallel strategy.
 
@@ -109,7 +117,12 @@ def estimate_step(scenario: Scenario, *, require_fit: bool = True, cal: Calibrat
     one = st.scalars()  # the same model on numpy scalars: a batch of one pays numpy's cost per call
     code = int(check(ctx, one)[0])
     if code >= 0:
-        raise InfeasibleError(f"parallel strategy {st.row(0)} is infeasible: {REASONS[code]}")
+        row = st.row(0)
+        field = RULE_FIELDS[code]
+        raise InfeasibleError(
+            f"{field} = {row.get(field.rsplit('.', 1)[-1])!r}: {REASONS[code]}{_release_note(ctx, code)} "
+            f"(parallel strategy {row})"
+        )
     try:
         raw = evaluate(ctx, one)
     except ArithmeticError:  # Python floats raise where numpy gives inf or nan: the batch path's numbers

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from wanka.calibration import Calibration, default_calibration
 from wanka.catalog import Accelerator, accelerator
+from wanka.catalog.software import PipelineSplits, pipeline_splits
 from wanka.errors import InfeasibleError, SpecError
 from wanka.network.groups import fabric_slowdowns, scale_out_bw, scale_up_bw
 from wanka.spec.cluster import ClusterSpec
@@ -79,6 +80,8 @@ class Context:
     # the FFN clamp's and expert biases' eager kernels: (forward-equivalent traffic, stored) elements
     eager_mlp_dense: tuple[float, float] = (0.0, 0.0)
     eager_mlp_moe: tuple[float, float] = (0.0, 0.0)
+    # the pipeline splits the scenario's software release can build (feasibility rules; current by default)
+    splits: PipelineSplits = field(default_factory=pipeline_splits)
 
     @property
     def hbm_usable(self) -> float:
@@ -165,4 +168,11 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         gemm_in_moe=gemm_input_elems_per_token(model, "moe") if model.moe is not None else 0.0,
         eager_mlp_dense=eager_mlp_elems_per_token(model, "dense"),
         eager_mlp_moe=eager_mlp_elems_per_token(model, "moe") if model.moe is not None else (0.0, 0.0),
+        splits=_splits(scenario),
     )
+
+
+def _splits(scenario: Scenario) -> PipelineSplits:
+    """The pipeline splits of the scenario's software release (no ``software:``: the current release)."""
+    sw = scenario.software
+    return pipeline_splits() if sw is None else pipeline_splits(sw.framework, sw.release)

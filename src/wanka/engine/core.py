@@ -1174,18 +1174,20 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # with full recompute a micro-batch in flight keeps only each layer's input (2·s·b·h bytes,
     # Korthikanti et al. 2022, Table 2); the one layer being recomputed in the backward holds its
     # full activations once, whatever the number of micro-batches in flight
-    def stage_act(nd: Arr, nm: Arr, r: Arr | float) -> Arr:
+    def stage_act(nd: Arr, nm: Arr, r: Arr | float, off: Arr | None = None) -> Arr:
         full_l = np.where(nm > 0, act_moe, act_dense)
         stored = (nd * act_dense + nm * act_moe) * inflight(r)
         # activation offload (pp = 1): the offloaded layers' activations live in host memory; one
         # layer's stay on the GPU while its copy is in flight (Transformer Engine's double buffer)
-        off = offloaded_bytes(ctx, st, nd, nm, act_dense, act_moe)
+        if off is None:
+            off = offloaded_bytes(ctx, st, nd, nm, act_dense, act_moe)
         stored = stored - np.where(off > 0, off - full_l, 0.0)
         ckpt = (nd + nm) * 2.0 * h * tokens / seq_shard * inflight(r) + full_l
         return np.asarray(np.where(rec == 2, ckpt, stored))
 
     logits_mem = tokens * (model.vocab / tp) * 6.0
-    act_first = stage_act(*sh.layers["first"], 0.0) + np.where(pp == 1, logits_mem, 0.0)
+    off = offloaded_bytes(ctx, st, *sh.layers["first"], act_dense, act_moe)  # the first stage's (Memory.offloaded)
+    act_first = stage_act(*sh.layers["first"], 0.0, off) + np.where(pp == 1, logits_mem, 0.0)
     act_mid = np.where(pp > 2, stage_act(*sh.layers["mid"], 1.0), 0.0)
     act_last = np.where(pp > 1, stage_act(*sh.layers["last"], pp - 1.0) + logits_mem, 0.0)
     activations = np.maximum(np.maximum(act_first, act_mid), act_last)
@@ -1213,7 +1215,6 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         + ctx.cal.allocator_fragmentation * (activations + z3_buf + cp_buf)
         + ctx.cal.nccl_bytes_per_communicator * n_comms
     )
-    off = offloaded_bytes(ctx, st, *sh.layers["first"], act_dense, act_moe)
     return Memory(
         weights=weights, gradients=grads, optimizer=optim, activations=activations, offloaded=off, buffers=buffers
     )

@@ -10,7 +10,8 @@ Shape rules first, memory second, time last:
 2. **memory**: each shape is evaluated once at its least-memory settings (micro-batch 1, full
    recompute, vpp 1, every ZeRO stage); a shape none of whose variants fits in HBM is dropped whole.
 3. the surviving shapes are crossed with micro-batch (divisors of the per-replica batch),
-   vpp (``pp·vpp ≤ layers + 2``, micro-batches divisible by ``pp``; uneven chunks are paced by the
+   vpp (``pp·vpp ≤ layers + 2``, micro-batches divisible by ``pp``; which uneven splits exist follows
+   the software's Megatron-Core release, engine rules 4-6; uneven chunks are paced by the
    largest), ZeRO 0-3 and recompute
    none/selective/full; ``sp`` is on whenever ``tp > 1``. Where ``cp > 1`` the context-parallel
    exchange (``cp_comm_type``: ring, all-gather, Ulysses all-to-all where the heads per tp rank split

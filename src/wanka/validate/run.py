@@ -127,7 +127,10 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
     L = sc.model.n_layers + sc.model.mtp_layers
     vpps = [par.vpp]
     if unknown.get("vpp") and par.pp > 1:
-        vpps = [v for v in range(1, min(L // par.pp, 16) + 1)] or [1]  # the engine's rules decide which exist
+        # up to 16, and beyond it the even splits (pp·vpp dividing the layers, or the layers + the embedding
+        # and the loss: one layer per virtual stage); the engine's rules decide which the release builds
+        even = {v for v in range(17, (L + 2) // par.pp + 1) if any((L + k) % (par.pp * v) == 0 for k in (0, 1, 2))}
+        vpps = sorted(set(range(1, min(L // par.pp, 16) + 1)) | even) or [1]
     mbs = [sc.training.micro_batch]
     if unknown.get("micro_batch"):
         mbs = list(_MB_CHOICES)
