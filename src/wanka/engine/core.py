@@ -449,7 +449,9 @@ def shape(ctx: Context, st: Strategies) -> Shape:
     a layer's slot (--account-for-embedding/loss-in-pipeline-split: first and last stage one layer
     short); else an uneven split (--decoder-first/last-pipeline-num-layers, or an explicit
     --pipeline-model-parallel-layout with interleaving) whose busiest stage holds ceil(L/pp) layers
-    and busiest chunk ceil(L/(pp·vpp)). Dense layers sit at the front (DeepSeek-V3 style).
+    and busiest chunk ceil(L/(pp·vpp)), every chunk full but the last, which holds the remainder
+    beside the loss. Dense layers sit at the front (DeepSeek-V3 style); multi-token-prediction
+    layers count among L and their heads run on the last stage.
     """
     f = np.float64
     tp, pp, dp, cp, ep = (getattr(st, k).astype(f) for k in ("tp", "pp", "dp", "cp", "ep"))
