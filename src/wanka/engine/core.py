@@ -351,6 +351,7 @@ class Shape:
     slots: Arr  # layer slots of a middle stage
     chunk_slots: Arr  # layer slots of the largest model chunk
     short: Arr  # layers the first and last stage give up to the embedding and the loss
+    last_chunk: Arr  # layers of the last stage's final model chunk (beside the LM head)
     n_first: Arr
     n_last: Arr
     layers: dict[str, tuple[Arr, Arr]]  # "first" | "mid" | "last" -> (dense, MoE) layers
@@ -453,7 +454,9 @@ def shape(ctx: Context, st: Strategies) -> Shape:
     a layer's slot (--account-for-embedding/loss-in-pipeline-split: first and last stage one layer
     short); else an uneven split (--decoder-first/last-pipeline-num-layers, or an explicit
     --pipeline-model-parallel-layout with interleaving) whose busiest stage holds ceil(L/pp) layers
-    and busiest chunk ceil(L/(pp·vpp)). Dense layers sit at the front (DeepSeek-V3 style).
+    and busiest chunk ceil(L/(pp·vpp)), every chunk full but the last, which holds the remainder
+    beside the loss. Dense layers sit at the front (DeepSeek-V3 style); multi-token-prediction
+    layers count among L and their heads run on the last stage.
     """
     f = np.float64
     tp, pp, dp, cp, ep = (getattr(st, k).astype(f) for k in ("tp", "pp", "dp", "cp", "ep"))
@@ -468,6 +471,17 @@ def shape(ctx: Context, st: Strategies) -> Shape:
     short = np.where(accounted, 1.0, 0.0)
     n_first = np.where(pp > 1, slots - short, L)
     n_last = np.where(pp > 1, slots - short, L)
+    last_chunk = chunk_slots - short
+    # an uneven split fills every model chunk but the last and gives the last what remains, beside the
+    # loss (Megatron-Bridge's DeepSeek-V3 pipeline layouts: 61 layers on 16 stages are E+4 | 4 x 14 |
+    # 1+loss, on 4 x 4 virtual stages the same chunks; --decoder-last-pipeline-num-layers); where the
+    # remainder would be empty, every stage stays full (the busiest-stage bound above)
+    rem = L - (vp - 1.0) * chunk_slots
+    uneven = ~even & ~accounted & (pp > 1) & (rem >= 1.0)
+    slots = np.where(uneven, v * chunk_slots, slots)
+    last_chunk = np.where(uneven, rem, last_chunk)
+    n_first = np.where(uneven, slots, n_first)
+    n_last = np.where(uneven, (v - 1.0) * chunk_slots + rem, n_last)
     n_dense = float(ctx.n_dense_layers)
     has_moe = ctx.n_moe_layers > 0
     dense_first = np.minimum(n_dense, n_first)
@@ -491,6 +505,7 @@ def shape(ctx: Context, st: Strategies) -> Shape:
         slots=slots,
         chunk_slots=chunk_slots,
         short=short,
+        last_chunk=last_chunk,
         n_first=n_first,
         n_last=n_last,
         layers={
@@ -519,6 +534,9 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     logit_flops = 2.0 * tokens * n_v * lg.k
     t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, tokens, n_v, np.full_like(tp, float(lg.k))))
     t_head = t_logit + _hbm_time(ctx, 3.0 * tokens * n_v * 4.0)  # fp32 softmax + CE
+    # each multi-token-prediction depth computes its own logits and loss with the shared output head
+    # (DeepSeek-V3 report Sec. 2.2), on the last stage beside the main head
+    t_head = t_head * (1.0 + float(ctx.model.mtp_layers))
 
     keys = _FP8_STAGE_KEYS if ctx.fp8 else _STAGE_KEYS
 
@@ -570,7 +588,7 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     # the slowest model chunk paces the pipeline's warm-up and cool-down: a middle chunk of
     # slots/v layers, or the last stage's final chunk, which holds the LM head beside its layers
     per_layer_last = np.where(sh.n_last > 0, (c2 - 3.0 * t_head) / np.maximum(sh.n_last, 1.0), 0.0)
-    chunk_last = per_layer_last * np.maximum(sh.chunk_slots - sh.short, 0.0) + 3.0 * t_head
+    chunk_last = per_layer_last * np.maximum(sh.last_chunk, 0.0) + 3.0 * t_head
     per_layer_busy = np.maximum(c1 / np.maximum(sh.n_first, 1.0), cm / np.maximum(sh.slots, 1.0))
     chunk_max = np.maximum(np.maximum(np.maximum(c1, cm) / v, per_layer_busy * sh.chunk_slots), chunk_last)
     return Compute(
