@@ -120,7 +120,10 @@ class Strategies:
     @classmethod
     def from_columns(cls, **cols: Any) -> Strategies:
         """Build from column arrays/lists; missing columns take ParallelSpec defaults."""
-        n = max(int(np.size(v)) for v in cols.values())
+        # the strategy count comes from the columns given as arrays (scalars broadcast; an empty
+        # space, e.g. a search where no shape passes the rules, gives zero strategies, not one)
+        sizes = [int(np.size(v)) for v in cols.values() if np.ndim(v) > 0]
+        n = max(sizes) if sizes else 1
         d = ParallelSpec()
 
         def get(name: str, default: object, dtype: type) -> Any:
