@@ -92,6 +92,7 @@ def _t(ll: float, ll128: float, simple: float) -> tuple[float, float, float]:
 _SPEEDS_SM90 = (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12)
 
 
+@functools.lru_cache(maxsize=64)
 def nccl_version(text: str | None) -> tuple[int, int, int] | None:
     """``"2.26.2"`` (or ``"2.26.2-1"``, ``"v2.26.2"``) as ``(2, 26, 2)``; None stays None (the current release)."""
     if text is None:
@@ -453,27 +454,55 @@ class _Ctx:
         rows = self.m.net_search.get(self.arch or "")
         if not rows:
             return self.a
-        v = self.version or (1 << 30, 0, 0)
-        _, link, sheet, speeds = max((r for r in rows if r[0] <= v), key=lambda r: r[0], default=rows[0])
+        if xp is _ScalarOps:
+            return _search_nics_one(rows, self.version, self.raw_out, self.raw_up, pattern_factor, self.a)
+        _, link, sheet, speeds = _search_row(rows, self.version)
         gbs = self.raw_out / 1e9
-        speed: Any = speeds[-1]
+        speed = speeds[-1]
         for e in reversed(speeds):  # the fastest speed the NIC carries
             speed = xp.where(gbs >= e, e, speed)
         total = self.raw_up / 1e9 * (link / sheet) * pattern_factor
         need = xp.ceil(total / speed - 1e-9)  # channels until channels x speed >= the NVLink total
         return xp.asarray(xp.minimum(self.a, xp.maximum(need, 1.0)))
 
-    @functools.cached_property
+    @property
     def nics(self) -> FloatArray:
         """NICs per domain the ring and tree run over (NCCL's ring graph; the tree graph takes as many)."""
-        return self._search_nics(1.0)
+        got = self._memo.get("nics")
+        if got is None:
+            got = self._memo["nics"] = self._search_nics(1.0)
+        return got
 
-    @functools.cached_property
+    @property
     def nvls_heads(self) -> FloatArray:
         """NVLS-tree heads per domain: one per NIC of NCCL's NVLS graph, at most ``nvls_max_heads``."""
-        xp = self.xp
-        f = self.a / xp.maximum(self.a - 1.0, 1.0)
-        return xp.asarray(xp.minimum(self._search_nics(f), float(self.m.nvls_max_heads)))
+        got = self._memo.get("nvls_heads")
+        if got is None:
+            xp = self.xp
+            f = self.a / xp.maximum(self.a - 1.0, 1.0)
+            got = xp.asarray(xp.minimum(self._search_nics(f), float(self.m.nvls_max_heads)))
+            self._memo["nvls_heads"] = got
+        return got
+
+
+_SearchRow = tuple[tuple[int, int, int], float, float, tuple[float, ...]]
+
+
+def _search_row(rows: tuple[_SearchRow, ...], version: tuple[int, int, int] | None) -> _SearchRow:
+    """The row of ``NcclModel.net_search`` in force at ``version`` (None: the newest)."""
+    v = version or (1 << 30, 0, 0)
+    return max((r for r in rows if r[0] <= v), key=lambda r: r[0], default=rows[0])
+
+
+@functools.lru_cache(maxsize=1024)
+def _search_nics_one(
+    rows: tuple[_SearchRow, ...], version: tuple[int, int, int] | None, out: float, up: float, f: float, a: float
+) -> float:
+    """:meth:`_Ctx._search_nics` on Python floats (one collective; cached: a job repeats few groups)."""
+    _, link, sheet, speeds = _search_row(rows, version)
+    speed = next((e for e in speeds if out / 1e9 >= e), speeds[-1])  # the fastest speed the NIC carries
+    need = math.ceil(up / 1e9 * (link / sheet) * f / speed - 1e-9)
+    return min(a, max(float(need), 1.0))
 
 
 def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
