@@ -458,9 +458,12 @@ class _Ctx:
             return _search_nics_one(rows, self.version, self.raw_out, self.raw_up, pattern_factor, self.a)
         _, link, sheet, speeds = _search_row(rows, self.version)
         gbs = self.raw_out / 1e9
-        speed = speeds[-1]
-        for e in reversed(speeds):  # the fastest speed the NIC carries
-            speed = xp.where(gbs >= e, e, speed)
+        if np.ndim(gbs) == 0:  # one NIC rate for the batch (the usual case): pick its speed once
+            speed: Any = next((e for e in speeds if float(gbs) >= e), speeds[-1])
+        else:
+            speed = speeds[-1]
+            for e in reversed(speeds):  # the fastest speed each NIC carries
+                speed = xp.where(gbs >= e, e, speed)
         total = self.raw_up / 1e9 * (link / sheet) * pattern_factor
         need = xp.ceil(total / speed - 1e-9)  # channels until channels x speed >= the NVLink total
         return xp.asarray(xp.minimum(self.a, xp.maximum(need, 1.0)))
