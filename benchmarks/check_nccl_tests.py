@@ -152,6 +152,7 @@ def predict(row: dict[str, Any]) -> Row:
         scale_up_reduction=bool(row.get("nvls", False)),
         in_network_reduction=bool(row.get("sharp", False)),
         architecture=acc.architecture,
+        nccl_version=row.get("nccl"),
     )
     r = collective_time(row["op"], float(row["bytes"]), g, row.get("algorithm") or "auto")
     # NCCL's tuner chose without the fabric's hashing; the chosen algorithm then runs on it

@@ -87,6 +87,26 @@ def _t(ll: float, ll128: float, simple: float) -> tuple[float, float, float]:
     return (ll * 1e-6, ll128 * 1e-6, simple * 1e-6)
 
 
+# sm90SpeedArrayInter (src/graph/search.cc, GB/s; sm100's up to NCCL 2.27.2): the per-channel speeds
+# NCCL's graph search tries across nodes, fastest first
+_SPEEDS_SM90 = (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12)
+
+
+@functools.lru_cache(maxsize=64)
+def nccl_version(text: str | None) -> tuple[int, int, int] | None:
+    """``"2.26.2"`` (or ``"2.26.2-1"``, ``"v2.26.2"``) as ``(2, 26, 2)``; None stays None (the current release)."""
+    if text is None:
+        return None
+    parts = str(text).strip().lstrip("v").split("-")[0].split(".")
+    try:
+        nums = [int(x) for x in parts]
+    except ValueError:
+        nums = []
+    if not 2 <= len(nums) <= 3 or any(x < 0 for x in nums):
+        raise ValueError(f"nccl_version = {text!r}: must be a NCCL release such as 2.26.2")
+    return (nums[0], nums[1], nums[2] if len(nums) == 3 else 0)
+
+
 @dataclass(frozen=True)
 class NcclModel:
     """NCCL's tuning model: latencies (s) per algorithm and protocol (LL, LL128, Simple) and bandwidth
@@ -174,6 +194,26 @@ class NcclModel:
     # a fill beyond its per-hop latency.
     tree_chunk_bytes: tuple[float, float, float] = (0.0, 576000.0, 524288.0)
     tree_ll128_min_chunk_bytes: float = 32768.0
+    # NICs NCCL drives across domains (its graph search, src/graph/search.cc ``ncclTopoCompute``): one
+    # search channel per NIC, at the first inter-node speed of the architecture's table that the NIC
+    # carries, added until channels x speed >= the GPU's NVLink total (``system->totalBw``: links x NCCL's
+    # per-link NVLink bandwidth, topo.h; x a/(a-1) for the NVLS pattern). Per architecture, by the first
+    # NCCL version that has them: (version, NCCL per-link GB/s, datasheet per-link GB/s, inter speeds GB/s).
+    # On a GB200 NVL72 domain with 400G NICs: 18 x 40.0 = 720 = 15 x 48.0, 15 NICs of 72 up to 2.27.2;
+    # 2.27.3 lowers the first speed to 47.9 (16 NICs: its release notes' "increase to 16 the number of
+    # NICs used to communicate between MNNVL domains on GB200"), 2.27.5 raises the link to 40.1 (16),
+    # 2.27.7 puts 96.0 first (800G NICs). An architecture not listed: every NIC of the domain.
+    net_search: dict[str, tuple[tuple[tuple[int, int, int], float, float, tuple[float, ...]], ...]] = field(
+        default_factory=lambda: {
+            "Hopper": (((0, 0, 0), 20.6, 25.0, _SPEEDS_SM90),),
+            "Blackwell": (
+                ((0, 0, 0), 40.0, 50.0, _SPEEDS_SM90),
+                ((2, 27, 3), 40.0, 50.0, (47.9, *_SPEEDS_SM90[1:])),
+                ((2, 27, 5), 40.1, 50.0, (48.0, 45.1, *_SPEEDS_SM90[2:])),
+                ((2, 27, 7), 40.1, 50.0, (96.0, 48.0, 45.1, *_SPEEDS_SM90[2:])),
+            ),
+        }
+    )
     # framework launch cost added to every collective
     launch_s: float = field(default_factory=lambda: default_calibration().collective_launch_s)
 
@@ -224,6 +264,9 @@ class CommGroup:
     # per-hop latency the scale-up fabric adds on the group's path (the upper switch tier of a supernode;
     # wanka.network.groups.scale_up_path); 0 = a single-tier domain, the calibrated hop
     up_extra_latency_s: Num = 0.0
+    # the NCCL release whose graph search sets the NICs used across domains ("2.26.2"); None = the
+    # newest one the model knows (NcclModel.net_search)
+    nccl_version: str | None = None
 
     @property
     def cal(self) -> Calibration:
@@ -313,6 +356,7 @@ class _NumpyOps:
     maximum = staticmethod(np.maximum)
     clip = staticmethod(np.clip)
     log2 = staticmethod(np.log2)
+    ceil = staticmethod(np.ceil)
     asarray = staticmethod(np.asarray)
     full = staticmethod(np.full)
     shape = staticmethod(np.shape)
@@ -347,6 +391,7 @@ class _ScalarOps:
         return x if (x <= hi or x != x) else hi
 
     log2 = staticmethod(math.log2)
+    ceil = staticmethod(math.ceil)
     inf = math.inf
 
     @staticmethod
@@ -385,6 +430,8 @@ class _Ctx:
     arch: str | None = None
     up_extra: Num = 0.0  # per-hop latency the scale-up fabric adds (CommGroup.up_extra_latency_s)
     xp: Any = _NumpyOps  # _ScalarOps: every field a Python float
+    raw_out: Any = 0.0  # NIC link rate per GPU, B/s (before efficiency and contention)
+    version: tuple[int, int, int] | None = None  # NCCL release (None: the newest in NcclModel.net_search)
     # per-protocol channel shares and the LL cap, computed once per collective and shared by its candidates
     _memo: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -399,6 +446,66 @@ class _Ctx:
                 self.raw_up * m.nvls_peak * xp.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
             )
         return xp.asarray(self.raw_up * self.nvls_efficiency)
+
+    def _search_nics(self, pattern_factor: Any) -> FloatArray:
+        """NICs per domain NCCL's graph search gives channels to (see ``NcclModel.net_search``), at most
+        the domain's GPUs (one NIC each); ``pattern_factor`` scales the NVLink total (NVLS: a/(a-1))."""
+        xp = self.xp
+        rows = self.m.net_search.get(self.arch or "")
+        if not rows:
+            return self.a
+        if xp is _ScalarOps:
+            return _search_nics_one(rows, self.version, self.raw_out, self.raw_up, pattern_factor, self.a)
+        _, link, sheet, speeds = _search_row(rows, self.version)
+        gbs = self.raw_out / 1e9
+        if np.ndim(gbs) == 0:  # one NIC rate for the batch (the usual case): pick its speed once
+            speed: Any = next((e for e in speeds if float(gbs) >= e), speeds[-1])
+        else:
+            speed = speeds[-1]
+            for e in reversed(speeds):  # the fastest speed each NIC carries
+                speed = xp.where(gbs >= e, e, speed)
+        total = self.raw_up / 1e9 * (link / sheet) * pattern_factor
+        need = xp.ceil(total / speed - 1e-9)  # channels until channels x speed >= the NVLink total
+        return xp.asarray(xp.minimum(self.a, xp.maximum(need, 1.0)))
+
+    @property
+    def nics(self) -> FloatArray:
+        """NICs per domain the ring and tree run over (NCCL's ring graph; the tree graph takes as many)."""
+        got = self._memo.get("nics")
+        if got is None:
+            got = self._memo["nics"] = self._search_nics(1.0)
+        return got
+
+    @property
+    def nvls_heads(self) -> FloatArray:
+        """NVLS-tree heads per domain: one per NIC of NCCL's NVLS graph, at most ``nvls_max_heads``."""
+        got = self._memo.get("nvls_heads")
+        if got is None:
+            xp = self.xp
+            f = self.a / xp.maximum(self.a - 1.0, 1.0)
+            got = xp.asarray(xp.minimum(self._search_nics(f), float(self.m.nvls_max_heads)))
+            self._memo["nvls_heads"] = got
+        return got
+
+
+_SearchRow = tuple[tuple[int, int, int], float, float, tuple[float, ...]]
+
+
+def _search_row(rows: tuple[_SearchRow, ...], version: tuple[int, int, int] | None) -> _SearchRow:
+    """The row of ``NcclModel.net_search`` in force at ``version`` (None: the newest)."""
+    v = version or (1 << 30, 0, 0)
+    return max((r for r in rows if r[0] <= v), key=lambda r: r[0], default=rows[0])
+
+
+@functools.lru_cache(maxsize=1024)
+def _search_nics_one(
+    rows: tuple[_SearchRow, ...], version: tuple[int, int, int] | None, out: float, up: float, f: float, a: float
+) -> float:
+    """:meth:`_Ctx._search_nics` on Python floats (one collective; cached: a job repeats few groups)."""
+    _, link, sheet, speeds = _search_row(rows, version)
+    speed = next((e for e in speeds if out / 1e9 >= e), speeds[-1])  # the fastest speed the NIC carries
+    need = math.ceil(up / 1e9 * (link / sheet) * f / speed - 1e-9)
+    return min(a, max(float(need), 1.0))
 
 
 def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
@@ -422,6 +529,8 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
         g.architecture,
         xp.value(g.up_extra_latency_s),
         xp,
+        xp.asarray(g.scale_out_bw, dtype=float),
+        nccl_version(g.nccl_version),
     )
 
 
@@ -452,7 +561,7 @@ def _ring_common(op: str, c: _Ctx) -> tuple[FloatArray, FloatArray, FloatArray, 
     got: Any = c._memo.get(key)
     if got is None:
         crosses = c.k > 1
-        bw = xp.where(crosses, xp.minimum(c.up, c.a * c.out), c.up)  # one ring per NIC (rail)
+        bw = xp.where(crosses, xp.minimum(c.up, c.nics * c.out), c.up)  # one ring per NIC NCCL uses
         ar = op == "all_reduce"
         factor = 2.0 * (c.n - 1.0) / c.n if ar else (c.n - 1.0) / c.n
         nsteps = 2.0 * (c.n - 1.0) if ar else c.n - 1.0
@@ -478,15 +587,17 @@ def _ring(op: str, c: _Ctx, p: int) -> FloatArray:
     return xp.asarray(fs / busbw + lat)
 
 
-def _tree_inter(c: _Ctx) -> FloatArray:
-    """Seconds per byte of the per-rank buffer on each NIC for a double binary tree over the domains."""
+def _tree_inter(c: _Ctx, nvls: bool = False) -> FloatArray:
+    """Seconds per byte of the per-rank buffer on each NIC for a double binary tree over the domains,
+    on the NICs of NCCL's tree graph (``nvls``: of its NVLS graph, one per head)."""
     xp = c.xp
-    got = c._memo.get("tree_inter")
+    got = c._memo.get(("tree_inter", nvls))
     if got is None:
         # the busiest node of a double binary tree: one child and a parent's worth (2 domains), root of
         # one tree and leaf of the other (3), interior in one tree and leaf in the other (4 or more)
         ck = xp.where(c.k <= 2, 1.0, xp.where(c.k < 4, 1.5, 2.0))
-        got = c._memo["tree_inter"] = xp.asarray(ck / (c.a * c.out))
+        nics = c.nvls_heads if nvls else c.nics
+        got = c._memo[("tree_inter", nvls)] = xp.asarray(ck / (nics * c.out))
     return got
 
 
@@ -542,14 +653,14 @@ def _nvls_tree_cap(c: _Ctx) -> FloatArray:
     if caps is None:
         return xp.asarray(xp.full(xp.shape(c.k), xp.inf))
     per_ch = xp.where(c.k <= 2, caps[1], caps[2])
-    heads = xp.minimum(c.a, float(c.m.nvls_max_heads))
-    return xp.asarray(heads * per_ch * c.n / (2.0 * xp.maximum(c.n - 1.0, 1.0)))  # n = 1: no collective
+    return xp.asarray(c.nvls_heads * per_ch * c.n / (2.0 * xp.maximum(c.n - 1.0, 1.0)))  # n = 1: no collective
 
 
 def _nvls_tree(c: _Ctx) -> FloatArray:
     xp = c.xp
     m = c.m
-    per_byte = xp.maximum(xp.maximum(1.0 / c.nvls, _tree_inter(c)), 1.0 / _nvls_tree_cap(c)) / _channels(c, 2)
+    inter = _tree_inter(c, nvls=True)
+    per_byte = xp.maximum(xp.maximum(1.0 / c.nvls, inter), 1.0 / _nvls_tree_cap(c)) / _channels(c, 2)
     lat = m.nvlink["nvls_tree"][2] + 2.0 * xp.log2(c.k) * m.net["nvls_tree"][2]
     # the fabric sits between the in-switch reduce and the multicast: each fills its own pipeline
     fill = 2.0 * _nvls_fill(c) / (c.nvls * _channels(c, 2))
