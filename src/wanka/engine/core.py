@@ -583,21 +583,51 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
 
 
 # ---------------------------------------------------------------- tensor, context, expert parallelism
+# Scale bytes per element that travel with quantized data: MXFP8 one E8M0 scale per 32 elements
+# (OCP Microscaling Formats spec v1.0); DeepSeek-V3-style blockwise FP8 one fp32 scale per 1x128 tile
+# (DeepSeek-V3 report Sec. 3.3.2); per-tensor scaling (current / delayed) one scalar per tensor.
+_FP8_SCALE_BYTES = {"mxfp8": 1.0 / 32.0, "fp8_blockwise": 4.0 / 128.0}
+# NVFP4: 4-bit elements with one E4M3 scale per 16 (NVIDIA, "Pretraining LLMs with NVFP4", 2025)
+_FP4_BYTES = 0.5 + 1.0 / 16.0
+
+
+def tp_gather_bytes_per_element(ctx: Context) -> float:
+    """Bytes per element of the sequence-parallel all-gathers (the column-parallel GEMM inputs forward,
+    the row-parallel output gradients backward).
+
+    Under an FP8 recipe Transformer Engine quantizes before it gathers: the norm writes its output in
+    FP8 (``with_quantized_norm``) and ``gather_along_first_dim(..., quantizer=input_quantizer)``
+    moves FP8 data (``_all_gather_fp8`` / ``_all_gather_mxfp8`` / blockwise); the backward gathers
+    the quantized output gradient (``grad_output_preprocess``); every userbuffers all-gather buffer
+    is FP8 (``initialize_ub``: ``fp8_buf = name in layers_all_gather_overlap`` = qkv/fc1 fprop,
+    proj/fc2 dgrad). Reduce-scatters carry GEMM outputs and stay at ``act_bytes`` (TE
+    module/layernorm_linear.py, linear.py, base.py, distributed.py, v1.8 to v2.x)."""
+    if not ctx.fp8:
+        return ctx.act_bytes
+    if ctx.precision == "fp4":
+        return _FP4_BYTES
+    return 1.0 + _FP8_SCALE_BYTES.get(ctx.training.precision_recipe or "", 0.0)
+
+
 def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Comm:
     """Sequence parallel: 2 all-gathers + 2 reduce-scatters of s·b·h per layer forward and again
     backward (and recompute); without it 2 all-reduces each way (Korthikanti et al. 2022, Sec. 4.2.2).
+    The all-gathers move ``tp_gather_bytes_per_element`` (1 under FP8), the rest ``act_bytes``.
     Exposed per micro-batch."""
     tp = sh.tp
     if not np.any(tp > 1):
         return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
     group = _group(ctx, tp, 1.0, ctx.ring_contention)
     act = sh.tokens * float(ctx.model.hidden) * ctx.act_bytes  # s·b·h activation of one micro-batch
+    gather_b = tp_gather_bytes_per_element(ctx)
+    act_ag = sh.tokens * float(ctx.model.hidden) * gather_b
     zero_t = np.zeros_like(tp)
     any_sp, all_sp = bool(np.any(st.sp)), bool(np.all(st.sp))
-    ag = collective_time("all_gather", act, group).time_s if any_sp else zero_t
+    ag = collective_time("all_gather", act_ag, group).time_s if any_sp else zero_t
     # NCCL runs a reduce-scatter as the mirror of the all-gather of the same buffer (the same ring and
-    # PAT steps, the same candidates): one timing serves both (tests/network: test_reduce_scatter_mirrors)
-    rs = ag
+    # PAT steps, the same candidates): an all-gather of the same bytes times it
+    # (tests/network: test_reduce_scatter_mirrors)
+    rs = ag if gather_b == ctx.act_bytes or not any_sp else collective_time("all_gather", act, group).time_s
     ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute
@@ -627,14 +657,15 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
 
     over = cm.nd_s * _overlapped(cm.dense) + cm.nm_s * (_overlapped(cm.moe) if sh.has_moe else 0.0)
     exposed = np.where(st.tp_overlap & st.sp & (tp > 1), np.minimum(over, total), total)
-    nbytes = np.where(tp > 1, 4.0 * act * (tp - 1) / tp * cm.layers_s * passes, 0.0)
+    per_pass = np.where(st.sp, 2.0 * (act_ag + act), 4.0 * act)  # SP: 2 gathers + 2 scatters; else 2 all-reduces
+    nbytes = np.where(tp > 1, per_pass * (tp - 1) / tp * cm.layers_s * passes, 0.0)
     calls = np.where(tp > 1, sh.m_mb * cm.layers_s * passes, 0.0)
     sp2 = calls * np.where(st.sp, 2.0, 0.0)
     return Comm(
         exposed=exposed,
         nbytes=nbytes,
         charges=(
-            (sp2, "all_gather", act, group),
+            (sp2, "all_gather", act_ag, group),
             (sp2, "reduce_scatter", act, group),
             (calls * np.where(st.sp, 0.0, 2.0), "all_reduce", act, group),
         ),
