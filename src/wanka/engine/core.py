@@ -152,13 +152,17 @@ def _gemms_fwd_time(
     imbalance: Arr | float,
     windows: dict[str, Arr] | None = None,
     casts: dict[str, Arr] | None = None,
+    sp_shard: Arr | float = 1.0,
 ) -> tuple[Arr, Arr, Arr, Arr]:
     """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens, and of
     those among them that fine-grained recompute runs again (MLA up-projections).
 
     Under FP8 the memory-bound operand quantization is kept apart in ``casts`` (when given):
     ``"fwd"`` quantizes each GEMM's input (m·k), ``"bwd"`` the gradient of its output (m·n); the
-    GEMM times returned do not include them.
+    GEMM times returned do not include them. With sequence parallelism (``sp_shard`` = tp) the
+    operand that crosses a gather (a column-parallel GEMM's hidden-wide input, a row-parallel GEMM's
+    hidden-wide output gradient) is quantized on this rank's 1/tp shard before the gather
+    (:func:`gathered_cast_bytes`).
 
     Routed experts are split ``etp`` ways (expert tensor parallelism): ``etp = tp`` shares the
     tensor-parallel group's tokens and splits each expert's matrices; ``etp = 1`` (Megatron-Core
@@ -203,8 +207,13 @@ def _gemms_fwd_time(
             # backward's dgrad and wgrad GEMMs reuse those copies (and the transposed ones written
             # beside them), so the backward is not charged the forward's casts again
             per = local * ctx.cal.fp8_cast_bytes_per_element
-            casts["fwd"] = casts["fwd"] + _hbm_time(ctx, m * k * per)
-            casts["bwd"] = casts["bwd"] + _hbm_time(ctx, m * n * per)
+            hid = float(ctx.model.hidden)
+            gathered_in = (not g.expert) and g.split == "n" and g.k == hid
+            gathered_grad = (not g.expert) and g.split == "k" and g.n == hid
+            f_bytes = gathered_cast_bytes(ctx, m * k, sp_shard) if gathered_in else m * k * per
+            b_bytes = gathered_cast_bytes(ctx, m * n, sp_shard) if gathered_grad else m * n * per
+            casts["fwd"] = casts["fwd"] + _hbm_time(ctx, f_bytes)
+            casts["bwd"] = casts["bwd"] + _hbm_time(ctx, b_bytes)
         t_total = t_total + t_g
         f_total = f_total + flops
         if windows is not None and not g.expert and g.split is not None:
@@ -216,6 +225,26 @@ def _gemms_fwd_time(
             t_up = t_up + t_g
             f_up = f_up + flops
     return t_total, f_total, t_up, f_up
+
+
+def gathered_cast_bytes(ctx: Context, elems: Arr, sp_shard: Arr | float) -> Arr:
+    """HBM bytes of quantizing an FP8 GEMM operand of ``elems`` elements that a sequence-parallel
+    all-gather assembles from ``sp_shard`` shards (1: no gather, ``fp8_cast_bytes_per_element`` on the
+    whole operand).
+
+    Transformer Engine quantizes the local shard row-wise before it gathers ("we cannot directly
+    all-gather the transposed FP8 tensor", ``_all_gather_fp8`` in pytorch/distributed.py): read
+    bf16 + write fp8 on ``elems/sp_shard``; the column-wise (transposed) copy the weight-gradient
+    GEMM reads is then made from the gathered tensor, read fp8 + write fp8 on all ``elems``
+    (Hopper's FP8 tensor cores take TN layouts only). MXFP8 gathers its row- and column-wise
+    copies (``_all_gather_mxfp8``): both are quantized on the shard.
+    """
+    per = ctx.cal.fp8_cast_bytes_per_element
+    if ctx.training.precision_recipe == "mxfp8":
+        sharded = elems * per / sp_shard
+    else:
+        sharded = elems * (per - 1.0) / sp_shard + 2.0 * elems  # the transposed write moves after the gather
+    return np.asarray(np.where(np.asarray(sp_shard) > 1.0, sharded, elems * per))
 
 
 def _distinct_domains(ctx: Context, n_dom: Arr) -> Arr:
@@ -272,7 +301,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     imb = routing_imbalance(ctx, tokens, ep) if moe else 1.0
     windows = {k: np.zeros_like(tokens) for k in ("mix_col", "mix_row", "mlp_col", "mlp_row")}
     casts = {k: np.zeros_like(tokens) for k in ("fwd", "bwd")}
-    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows, casts)
+    sp_shard = np.where(st.sp & (tp > 1), tp, 1.0)
+    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows, casts, sp_shard)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
     # full s x s scores as batched GEMMs and makes ~6 passes over them in HBM (scores, scale-mask-
