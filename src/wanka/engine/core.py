@@ -661,11 +661,7 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute
-    # the column-parallel layers keep only their local input shard and gather it again in the
-    # backward for the weight gradient (TE layernorm_linear/linear: ctx.ln_out_needs_gather = column
-    # and sequence_parallel; Megatron-Core's own linear layers alike): 2 more all-gathers per layer
-    regather = np.where(st.sp, 2.0 * np.asarray(ag), 0.0)
-    total = np.where(tp > 1, (per_layer * passes + regather) * cm.layers_s, 0.0)
+    total = np.where(tp > 1, per_layer * cm.layers_s * passes, 0.0)
     # TP-comm overlap (Transformer Engine userbuffers, sequence parallel only; Wang et al. 2023,
     # "Overlap communication with dependent computation via decomposition"): each all-gather is split
     # into tp chunks that stream into the column-parallel GEMM after it, each reduce-scatter out of
@@ -685,36 +681,21 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
                 out = out + c - eta * np.minimum(c * (1.0 - 1.0 / tp), g_mult * g)
         return out
 
-    def _backward(w: dict[str, Arr]) -> Arr:
-        # Transformer Engine's backward per block: the row-parallel layer gathers its output gradient
-        # chunk by chunk into its data-gradient GEMM (ring exchange, as in the forward); the column-
-        # parallel layer re-gathers its input beside its data-gradient GEMM and reduce-scatters that
-        # gradient beside its weight-gradient GEMM ("bulk" overlap: the whole collective runs beside
-        # the GEMM, no first chunk waits); each GEMM as long as the forward's
-        out = np.zeros_like(tp)
-        for blk in ("mix", "mlp"):
-            g_col, g_row = w[f"{blk}_col"], w[f"{blk}_row"]
-            out = out + ag_t - eta * np.minimum(ag_t * (1.0 - 1.0 / tp), g_row)
-            out = out + ag_t - eta * np.minimum(ag_t, g_col) + rs_t - eta * np.minimum(rs_t, g_col)
-        return out
-
     def _overlapped(w: dict[str, Arr]) -> Arr:
         fwd = _exposed(w, 1.0)  # the forward, and again the recompute pass of full recompute
-        return fwd + _backward(w) + np.where(st.recompute == 2, fwd, 0.0)
+        return fwd + _exposed(w, 2.0) + np.where(st.recompute == 2, fwd, 0.0)
 
     over = cm.nd_s * _overlapped(cm.dense) + cm.nm_s * (_overlapped(cm.moe) if sh.has_moe else 0.0)
     exposed = np.where(st.tp_overlap & st.sp & (tp > 1), np.minimum(over, total), total)
     per_pass = np.where(st.sp, 2.0 * (act_ag + act), 4.0 * act)  # SP: 2 gathers + 2 scatters; else 2 all-reduces
-    per_layer_b = per_pass * passes + np.where(st.sp, 2.0 * act_ag, 0.0)  # + the backward's re-gathers
-    nbytes = np.where(tp > 1, per_layer_b * (tp - 1) / tp * cm.layers_s, 0.0)
+    nbytes = np.where(tp > 1, per_pass * (tp - 1) / tp * cm.layers_s * passes, 0.0)
     calls = np.where(tp > 1, sh.m_mb * cm.layers_s * passes, 0.0)
     sp2 = calls * np.where(st.sp, 2.0, 0.0)
-    ag_calls = sp2 + np.where(tp > 1, sh.m_mb * cm.layers_s * np.where(st.sp, 2.0, 0.0), 0.0)
     return Comm(
         exposed=exposed,
         nbytes=nbytes,
         charges=(
-            (ag_calls, "all_gather", act_ag, group),
+            (sp2, "all_gather", act_ag, group),
             (sp2, "reduce_scatter", act, group),
             (calls * np.where(st.sp, 0.0, 2.0), "all_reduce", act, group),
         ),
