@@ -152,13 +152,17 @@ def _gemms_fwd_time(
     imbalance: Arr | float,
     windows: dict[str, Arr] | None = None,
     casts: dict[str, Arr] | None = None,
+    sp_shard: Arr | float = 1.0,
 ) -> tuple[Arr, Arr, Arr, Arr]:
     """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens, and of
     those among them that fine-grained recompute runs again (MLA up-projections).
 
     Under FP8 the memory-bound operand quantization is kept apart in ``casts`` (when given):
     ``"fwd"`` quantizes each GEMM's input (m·k), ``"bwd"`` the gradient of its output (m·n); the
-    GEMM times returned do not include them.
+    GEMM times returned do not include them. With sequence parallelism (``sp_shard`` = tp) the
+    operand that crosses a gather (a column-parallel GEMM's hidden-wide input, a row-parallel GEMM's
+    hidden-wide output gradient) is quantized on this rank's 1/tp shard before the gather
+    (:func:`gathered_cast_bytes`).
 
     Routed experts are split ``etp`` ways (expert tensor parallelism): ``etp = tp`` shares the
     tensor-parallel group's tokens and splits each expert's matrices; ``etp = 1`` (Megatron-Core
@@ -203,8 +207,13 @@ def _gemms_fwd_time(
             # backward's dgrad and wgrad GEMMs reuse those copies (and the transposed ones written
             # beside them), so the backward is not charged the forward's casts again
             per = local * ctx.cal.fp8_cast_bytes_per_element
-            casts["fwd"] = casts["fwd"] + _hbm_time(ctx, m * k * per)
-            casts["bwd"] = casts["bwd"] + _hbm_time(ctx, m * n * per)
+            hid = float(ctx.model.hidden)
+            gathered_in = (not g.expert) and g.split == "n" and g.k == hid
+            gathered_grad = (not g.expert) and g.split == "k" and g.n == hid
+            f_bytes = gathered_cast_bytes(ctx, m * k, sp_shard) if gathered_in else m * k * per
+            b_bytes = gathered_cast_bytes(ctx, m * n, sp_shard) if gathered_grad else m * n * per
+            casts["fwd"] = casts["fwd"] + _hbm_time(ctx, f_bytes)
+            casts["bwd"] = casts["bwd"] + _hbm_time(ctx, b_bytes)
         t_total = t_total + t_g
         f_total = f_total + flops
         if windows is not None and not g.expert and g.split is not None:
@@ -216,6 +225,26 @@ def _gemms_fwd_time(
             t_up = t_up + t_g
             f_up = f_up + flops
     return t_total, f_total, t_up, f_up
+
+
+def gathered_cast_bytes(ctx: Context, elems: Arr, sp_shard: Arr | float) -> Arr:
+    """HBM bytes of quantizing an FP8 GEMM operand of ``elems`` elements that a sequence-parallel
+    all-gather assembles from ``sp_shard`` shards (1: no gather, ``fp8_cast_bytes_per_element`` on the
+    whole operand).
+
+    Transformer Engine quantizes the local shard row-wise before it gathers ("we cannot directly
+    all-gather the transposed FP8 tensor", ``_all_gather_fp8`` in pytorch/distributed.py): read
+    bf16 + write fp8 on ``elems/sp_shard``; the column-wise (transposed) copy the weight-gradient
+    GEMM reads is then made from the gathered tensor, read fp8 + write fp8 on all ``elems``
+    (Hopper's FP8 tensor cores take TN layouts only). MXFP8 gathers its row- and column-wise
+    copies (``_all_gather_mxfp8``): both are quantized on the shard.
+    """
+    per = ctx.cal.fp8_cast_bytes_per_element
+    if ctx.training.precision_recipe == "mxfp8":
+        sharded = elems * per / sp_shard
+    else:
+        sharded = elems * (per - 1.0) / sp_shard + 2.0 * elems  # the transposed write moves after the gather
+    return np.asarray(np.where(np.asarray(sp_shard) > 1.0, sharded, elems * per))
 
 
 def _distinct_domains(ctx: Context, n_dom: Arr) -> Arr:
@@ -272,7 +301,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     imb = routing_imbalance(ctx, tokens, ep) if moe else 1.0
     windows = {k: np.zeros_like(tokens) for k in ("mix_col", "mix_row", "mlp_col", "mlp_row")}
     casts = {k: np.zeros_like(tokens) for k in ("fwd", "bwd")}
-    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows, casts)
+    sp_shard = np.where(st.sp & (tp > 1), tp, 1.0)
+    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows, casts, sp_shard)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
     # full s x s scores as batched GEMMs and makes ~6 passes over them in HBM (scores, scale-mask-
@@ -606,21 +636,51 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
 
 
 # ---------------------------------------------------------------- tensor, context, expert parallelism
+# Scale bytes per element that travel with quantized data: MXFP8 one E8M0 scale per 32 elements
+# (OCP Microscaling Formats spec v1.0); DeepSeek-V3-style blockwise FP8 one fp32 scale per 1x128 tile
+# (DeepSeek-V3 report Sec. 3.3.2); per-tensor scaling (current / delayed) one scalar per tensor.
+_FP8_SCALE_BYTES = {"mxfp8": 1.0 / 32.0, "fp8_blockwise": 4.0 / 128.0}
+# NVFP4: 4-bit elements with one E4M3 scale per 16 (NVIDIA, "Pretraining LLMs with NVFP4", 2025)
+_FP4_BYTES = 0.5 + 1.0 / 16.0
+
+
+def tp_gather_bytes_per_element(ctx: Context) -> float:
+    """Bytes per element of the sequence-parallel all-gathers (the column-parallel GEMM inputs forward,
+    the row-parallel output gradients backward).
+
+    Under an FP8 recipe Transformer Engine quantizes before it gathers: the norm writes its output in
+    FP8 (``with_quantized_norm``) and ``gather_along_first_dim(..., quantizer=input_quantizer)``
+    moves FP8 data (``_all_gather_fp8`` / ``_all_gather_mxfp8`` / blockwise); the backward gathers
+    the quantized output gradient (``grad_output_preprocess``); every userbuffers all-gather buffer
+    is FP8 (``initialize_ub``: ``fp8_buf = name in layers_all_gather_overlap`` = qkv/fc1 fprop,
+    proj/fc2 dgrad). Reduce-scatters carry GEMM outputs and stay at ``act_bytes`` (TE
+    module/layernorm_linear.py, linear.py, base.py, distributed.py, v1.8 to v2.x)."""
+    if not ctx.fp8:
+        return ctx.act_bytes
+    if ctx.precision == "fp4":
+        return _FP4_BYTES
+    return 1.0 + _FP8_SCALE_BYTES.get(ctx.training.precision_recipe or "", 0.0)
+
+
 def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Comm:
     """Sequence parallel: 2 all-gathers + 2 reduce-scatters of s·b·h per layer forward and again
     backward (and recompute); without it 2 all-reduces each way (Korthikanti et al. 2022, Sec. 4.2.2).
+    The all-gathers move ``tp_gather_bytes_per_element`` (1 under FP8), the rest ``act_bytes``.
     Exposed per micro-batch."""
     tp = sh.tp
     if not np.any(tp > 1):
         return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
     group = _group(ctx, tp, 1.0, ctx.ring_contention)
     act = sh.tokens * float(ctx.model.hidden) * ctx.act_bytes  # s·b·h activation of one micro-batch
+    gather_b = tp_gather_bytes_per_element(ctx)
+    act_ag = sh.tokens * float(ctx.model.hidden) * gather_b
     zero_t = np.zeros_like(tp)
     any_sp, all_sp = bool(np.any(st.sp)), bool(np.all(st.sp))
-    ag = collective_time("all_gather", act, group).time_s if any_sp else zero_t
+    ag = collective_time("all_gather", act_ag, group).time_s if any_sp else zero_t
     # NCCL runs a reduce-scatter as the mirror of the all-gather of the same buffer (the same ring and
-    # PAT steps, the same candidates): one timing serves both (tests/network: test_reduce_scatter_mirrors)
-    rs = ag
+    # PAT steps, the same candidates): an all-gather of the same bytes times it
+    # (tests/network: test_reduce_scatter_mirrors)
+    rs = ag if gather_b == ctx.act_bytes or not any_sp else collective_time("all_gather", act, group).time_s
     ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute
@@ -650,14 +710,15 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
 
     over = cm.nd_s * _overlapped(cm.dense) + cm.nm_s * (_overlapped(cm.moe) if sh.has_moe else 0.0)
     exposed = np.where(st.tp_overlap & st.sp & (tp > 1), np.minimum(over, total), total)
-    nbytes = np.where(tp > 1, 4.0 * act * (tp - 1) / tp * cm.layers_s * passes, 0.0)
+    per_pass = np.where(st.sp, 2.0 * (act_ag + act), 4.0 * act)  # SP: 2 gathers + 2 scatters; else 2 all-reduces
+    nbytes = np.where(tp > 1, per_pass * (tp - 1) / tp * cm.layers_s * passes, 0.0)
     calls = np.where(tp > 1, sh.m_mb * cm.layers_s * passes, 0.0)
     sp2 = calls * np.where(st.sp, 2.0, 0.0)
     return Comm(
         exposed=exposed,
         nbytes=nbytes,
         charges=(
-            (sp2, "all_gather", act, group),
+            (sp2, "all_gather", act_ag, group),
             (sp2, "reduce_scatter", act, group),
             (calls * np.where(st.sp, 0.0, 2.0), "all_reduce", act, group),
         ),
