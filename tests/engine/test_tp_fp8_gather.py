@@ -80,3 +80,25 @@ def test_fp8_casts_shrink_with_sequence_parallel_tp() -> None:
     with_sp = estimate_step(_scenario("fp8", "fp8_current_scaling", sp=True), require_fit=False)
     without = estimate_step(_scenario("fp8", "fp8_current_scaling", sp=False), require_fit=False)
     assert with_sp.breakdown["compute"] < without.breakdown["compute"]
+
+
+def test_a_stack_without_the_quantized_gather_moves_bf16_and_casts_the_whole_operand() -> None:
+    # sp_gather_fp8 false (a stack that is not Transformer Engine): the gathers carry BF16 like the
+    # scatters, so FP8 moves as many TP bytes as BF16, and each gathered operand is quantized whole
+    sc = _scenario("fp8", "fp8_current_scaling")
+    off = sc.model_copy(update={"parallel": sc.parallel.model_copy(update={"sp_gather_fp8": False})})
+    bf16 = estimate_step(_scenario("bf16"), require_fit=False)
+    fp8_te, fp8_plain = estimate_step(sc, require_fit=False), estimate_step(off, require_fit=False)
+    assert fp8_plain.traffic_bytes["tp"] == pytest.approx(bf16.traffic_bytes["tp"], rel=1e-9)
+    assert fp8_te.traffic_bytes["tp"] == pytest.approx(0.75 * fp8_plain.traffic_bytes["tp"], rel=1e-9)
+    assert fp8_plain.breakdown["tp_comm"] > fp8_te.breakdown["tp_comm"]
+    assert fp8_plain.step_time_s > fp8_te.step_time_s
+
+
+def test_hai_llm_gathers_in_bf16_and_megatron_stacks_in_fp8() -> None:
+    # the software table: the quantize-before-gather is Transformer Engine's; DeepSeek's HAI-LLM
+    # publishes no TP, so it is assumed BF16 there (stated in the rule's source)
+    from wanka.catalog.software import software_switches
+
+    assert software_switches("HAI-LLM", None).switches["sp_gather_fp8"] is False
+    assert software_switches("NeMo", "25.09").switches["sp_gather_fp8"] is True

@@ -59,6 +59,7 @@ DEFAULTS: dict[str, Any] = {
     "pp_schedule": "1f1b",
     "grad_reduce_fp32": True,
     "mlp_op_fuser": False,
+    "sp_gather_fp8": True,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -138,6 +139,7 @@ class SoftwareRule(_Ranged):
     pp_schedule: Literal["1f1b", "dualpipe"] | None = None
     grad_reduce_fp32: bool | None = None
     mlp_op_fuser: bool | None = None
+    sp_gather_fp8: bool | None = None
     source: str = Field(min_length=1)
 
     def switches(self) -> dict[str, Any]:

@@ -301,7 +301,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     imb = routing_imbalance(ctx, tokens, ep) if moe else 1.0
     windows = {k: np.zeros_like(tokens) for k in ("mix_col", "mix_row", "mlp_col", "mlp_row")}
     casts = {k: np.zeros_like(tokens) for k in ("fwd", "bwd")}
-    sp_shard = np.where(st.sp & (tp > 1), tp, 1.0)
+    # an operand gathered in BF16 (no quantized gather) is quantized whole after the gather, as if unsharded
+    sp_shard = np.where(st.sp & (tp > 1) & st.gather_fp8, tp, 1.0)
     t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows, casts, sp_shard)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
@@ -672,7 +673,7 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
     group = _group(ctx, tp, 1.0, ctx.ring_contention)
     act = sh.tokens * float(ctx.model.hidden) * ctx.act_bytes  # s·b·h activation of one micro-batch
-    gather_b = tp_gather_bytes_per_element(ctx)
+    gather_b = np.where(st.gather_fp8, tp_gather_bytes_per_element(ctx), ctx.act_bytes)
     act_ag = sh.tokens * float(ctx.model.hidden) * gather_b
     zero_t = np.zeros_like(tp)
     any_sp, all_sp = bool(np.any(st.sp)), bool(np.all(st.sp))
@@ -680,7 +681,8 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     # NCCL runs a reduce-scatter as the mirror of the all-gather of the same buffer (the same ring and
     # PAT steps, the same candidates): an all-gather of the same bytes times it
     # (tests/network: test_reduce_scatter_mirrors)
-    rs = ag if gather_b == ctx.act_bytes or not any_sp else collective_time("all_gather", act, group).time_s
+    same = bool(np.all(gather_b == ctx.act_bytes))
+    rs = ag if same or not any_sp else collective_time("all_gather", act, group).time_s
     ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute

@@ -55,7 +55,7 @@ import functools
 import math
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -455,7 +455,10 @@ class _Ctx:
         if not rows:
             return self.a
         if xp is _ScalarOps:
-            return _search_nics_one(rows, self.version, self.raw_out, self.raw_up, pattern_factor, self.a)
+            one = _search_nics_one(
+                rows, self.version, float(self.raw_out), float(self.raw_up), float(pattern_factor), float(self.a)
+            )
+            return cast(FloatArray, one)  # the scalar path runs on Python floats
         _, link, sheet, speeds = _search_row(rows, self.version)
         gbs = self.raw_out / 1e9
         if np.ndim(gbs) == 0:  # one NIC rate for the batch (the usual case): pick its speed once

@@ -40,6 +40,7 @@ class SoftwareSpec(Spec):
     pp_schedule: Literal["1f1b", "dualpipe"] | None = None
     grad_reduce_fp32: bool | None = None
     mlp_op_fuser: bool | None = None
+    sp_gather_fp8: bool | None = None
 
     @field_validator("release", mode="before")
     @classmethod

@@ -113,6 +113,12 @@ class ParallelSpec(Spec):
         "(Transformer Engine op fuser: Megatron-Core use_transformer_engine_op_fuser, 0.18+); False = the "
         "clamp and the experts' bias run as separate kernels",
     )
+    sp_gather_fp8: bool = Field(
+        True,
+        description="under an FP8 recipe the sequence-parallel all-gathers carry the quantized FP8 operand "
+        "(Transformer Engine quantizes the local shard before it gathers); False = they carry BF16 and the "
+        "gathered operand is quantized whole",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:

@@ -78,6 +78,8 @@ class CaseSoftware(_Row):
     # the MLP's FC1, activation and FC2 fused by Transformer Engine's op fuser (a preset's
     # use_transformer_engine_op_fuser / Megatron-Bridge cutedsl_fused_grouped_mlp)
     mlp_op_fuser: bool | None = None
+    # FP8 runs: the sequence-parallel all-gathers carry FP8 (Transformer Engine) or BF16
+    sp_gather_fp8: bool | None = None
     switches_source: str | None = None
 
 
@@ -301,6 +303,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             ep_dispatch=sw.ep_dispatch,
             grad_reduce_fp32=sw.grad_reduce_fp32,
             mlp_op_fuser=sw.mlp_op_fuser,
+            sp_gather_fp8=sw.sp_gather_fp8,
         )
     except ValueError as e:
         raise SpecError(str(e).splitlines()[-2].strip(), field="software.release", source=case.id) from None
