@@ -38,6 +38,7 @@ __all__ = [
     "PipelineSplits",
     "Resolved",
     "SoftwareRule",
+    "SwitchFields",
     "megatron_core_rules",
     "pipeline_splits",
     "release_version",
@@ -124,8 +125,9 @@ class _Ranged(BaseModel):
         return True
 
 
-class SoftwareRule(_Ranged):
-    """One row of ``data/software.yaml``'s ``rules``."""
+class SwitchFields(BaseModel):
+    """Every switch a release sets (``DEFAULTS``), each optional: None = not set here. One list for the
+    software table's rules, a scenario's ``software:`` overrides and a validation case's."""
 
     tp_comm_overlap: bool | None = None
     dp_comm_overlap: bool | None = None
@@ -140,6 +142,11 @@ class SoftwareRule(_Ranged):
     grad_reduce_fp32: bool | None = None
     mlp_op_fuser: bool | None = None
     sp_gather_fp8: bool | None = None
+
+
+class SoftwareRule(_Ranged, SwitchFields):
+    """One row of ``data/software.yaml``'s ``rules``."""
+
     source: str = Field(min_length=1)
 
     def switches(self) -> dict[str, Any]:

@@ -13,34 +13,21 @@ here overrides the table::
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, field_validator
 
-from wanka.catalog.software import SWITCHES, release_version, software_switches
+from wanka.catalog.software import SWITCHES, SwitchFields, release_version, software_switches
 from wanka.spec.base import Spec
 
 __all__ = ["SoftwareSpec"]
 
 
-class SoftwareSpec(Spec):
+class SoftwareSpec(Spec, SwitchFields):
     """A framework release and, optionally, switches that override what the catalog says it does."""
 
     framework: str = Field("", max_length=200, description="e.g. 'Megatron-Core', 'NeMo', 'torchtitan'; '' = current")
     release: str | None = Field(None, max_length=50, description="'2022', '25.11', '0.8'; None = the newest")
-    tp_comm_overlap: bool | None = None
-    dp_comm_overlap: bool | None = None
-    pp_comm_overlap: bool | None = None
-    pp_scatter_gather: bool | None = None
-    flash_attention: bool | None = None
-    attention_kernel: Literal["native", "fa2"] | None = None
-    ep_comm_overlap: bool | None = None
-    cuda_graphs: bool | None = None
-    ep_dispatch: Literal["alltoall", "deepep"] | None = None
-    pp_schedule: Literal["1f1b", "dualpipe"] | None = None
-    grad_reduce_fp32: bool | None = None
-    mlp_op_fuser: bool | None = None
-    sp_gather_fp8: bool | None = None
 
     @field_validator("release", mode="before")
     @classmethod

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from wanka import fileio, yamlio
 from wanka.catalog import accelerator
+from wanka.catalog.software import SWITCHES, SwitchFields
 from wanka.errors import CatalogError, SpecError
 from wanka.spec import Scenario, SoftwareSpec, parse_scenario
 from wanka.spec.cluster import MAX_ACCELERATORS
@@ -61,25 +62,15 @@ class CaseTruth(_Row):
     derivation: str | None = None
 
 
-class CaseSoftware(_Row):
+class CaseSoftware(_Row, SwitchFields):
+    """The run's framework release and the switches its own launch script or per-model preset sets
+    where they differ from the software table (e.g. ModelLink's --use-mc2 / --overlap-grad-reduce,
+    Megatron-Bridge's moe_a2a_overlap / cuda_graph_impl / moe_flex_dispatcher_backend, Composer's
+    mixed_precision PURE = bf16 gradient reduction); None = what the table says. ``switches_source``
+    says where they were read."""
+
     framework: str = ""
     release: str | int | float = ""
-    # switches the run's own launch script sets, when they differ by script within one release
-    # (e.g. ModelLink's --use-mc2 / --overlap-grad-reduce); None = what the software table says
-    tp_comm_overlap: bool | None = None
-    dp_comm_overlap: bool | None = None
-    # MoE switches a framework's per-model preset sets (Megatron-Bridge perf configs: moe_a2a_overlap,
-    # cuda_graph_impl, moe_flex_dispatcher_backend), with where they were read
-    ep_comm_overlap: bool | None = None
-    cuda_graphs: bool | None = None
-    ep_dispatch: Literal["alltoall", "deepep"] | None = None
-    # the gradient reduction dtype a run's config sets (e.g. Composer FSDP mixed_precision PURE: bf16)
-    grad_reduce_fp32: bool | None = None
-    # the MLP's FC1, activation and FC2 fused by Transformer Engine's op fuser (a preset's
-    # use_transformer_engine_op_fuser / Megatron-Bridge cutedsl_fused_grouped_mlp)
-    mlp_op_fuser: bool | None = None
-    # FP8 runs: the sequence-parallel all-gathers carry FP8 (Transformer Engine) or BF16
-    sp_gather_fp8: bool | None = None
     switches_source: str | None = None
 
 
@@ -296,14 +287,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
         software = SoftwareSpec(
             framework=str(sw.framework or ""),
             release=str(sw.release) if sw.release != "" else None,
-            tp_comm_overlap=sw.tp_comm_overlap,
-            dp_comm_overlap=sw.dp_comm_overlap,
-            ep_comm_overlap=sw.ep_comm_overlap,
-            cuda_graphs=sw.cuda_graphs,
-            ep_dispatch=sw.ep_dispatch,
-            grad_reduce_fp32=sw.grad_reduce_fp32,
-            mlp_op_fuser=sw.mlp_op_fuser,
-            sp_gather_fp8=sw.sp_gather_fp8,
+            **{k: getattr(sw, k) for k in SWITCHES},
         )
     except ValueError as e:
         raise SpecError(str(e).splitlines()[-2].strip(), field="software.release", source=case.id) from None
