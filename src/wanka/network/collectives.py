@@ -462,7 +462,7 @@ class _Ctx:
         _, link, sheet, speeds = _search_row(rows, self.version)
         gbs = self.raw_out / 1e9
         if np.ndim(gbs) == 0:  # one NIC rate for the batch (the usual case): pick its speed once
-            speed: Any = next((e for e in speeds if float(gbs) >= e), speeds[-1])
+            speed: Any = _nic_speed(speeds, float(gbs))
         else:
             speed = speeds[-1]
             for e in reversed(speeds):  # the fastest speed each NIC carries
@@ -494,6 +494,11 @@ class _Ctx:
 _SearchRow = tuple[tuple[int, int, int], float, float, tuple[float, ...]]
 
 
+def _nic_speed(speeds: tuple[float, ...], gbs: float) -> float:
+    """The fastest of the search's inter-node speeds (GB/s, fastest first) that a NIC of ``gbs`` carries."""
+    return next((e for e in speeds if gbs >= e), speeds[-1])
+
+
 def _search_row(rows: tuple[_SearchRow, ...], version: tuple[int, int, int] | None) -> _SearchRow:
     """The row of ``NcclModel.net_search`` in force at ``version`` (None: the newest)."""
     v = version or (1 << 30, 0, 0)
@@ -506,7 +511,7 @@ def _search_nics_one(
 ) -> float:
     """:meth:`_Ctx._search_nics` on Python floats (one collective; cached: a job repeats few groups)."""
     _, link, sheet, speeds = _search_row(rows, version)
-    speed = next((e for e in speeds if out / 1e9 >= e), speeds[-1])  # the fastest speed the NIC carries
+    speed = _nic_speed(speeds, out / 1e9)
     need = math.ceil(up / 1e9 * (link / sheet) * f / speed - 1e-9)
     return min(a, max(float(need), 1.0))
 
