@@ -81,14 +81,15 @@ def test_gpt_oss_import_and_preset_carry_clamp_and_expert_bias() -> None:
         assert m.moe is not None and m.moe.expert_bias
 
 
-def test_bad_swiglu_limit_is_named() -> None:
+@pytest.mark.parametrize("bad", ["seven", -1.0, 0, True, float("nan"), float("inf")])
+def test_bad_swiglu_limit_is_named(bad: object) -> None:
     import json
 
     data = json.loads(HF.read_text())
-    data["swiglu_limit"] = "seven"
+    data["swiglu_limit"] = bad
     with pytest.raises(SpecError) as e:
         model_from_hf_config(data)
-    assert "swiglu_limit" in str(e.value)
+    assert "swiglu_limit" in str(e.value) and "positive number" in str(e.value)
 
 
 # ---------------------------------------------------------------- through the engine, on a published row

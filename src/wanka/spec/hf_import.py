@@ -91,6 +91,13 @@ class _Cfg:
             raise self._err(key, f"= {v!r}: must be between {minimum:,} and {maximum:,}")
         return v
 
+    def number(self, key: str, *, maximum: float) -> float:
+        """A positive finite number (int or float in the JSON)."""
+        v = self.data.get(key)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= maximum:
+            raise self._err(key, f"= {v!r}: must be a positive number up to {maximum:g}")
+        return float(v)
+
     def bool(self, key: str, default: bool) -> bool:
         v = self.data.get(key, default)
         if v is None:
@@ -319,10 +326,7 @@ def model_from_hf_config(
         if hd * n_heads != hidden:
             spec["head_dim"] = hd
     if family == "gpt_oss" and cfg.has("swiglu_limit"):
-        limit = cfg.data.get("swiglu_limit")
-        if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 < limit <= 1e6:
-            raise cfg._err("swiglu_limit", f"= {limit!r}: must be a positive number")
-        spec["ffn_act_clamp"] = float(limit)
+        spec["ffn_act_clamp"] = cfg.number("swiglu_limit", maximum=1e6)
     moe, note = _moe_block(cfg, family, n_layers)
     if moe is not None:
         spec["type"] = "moe"
