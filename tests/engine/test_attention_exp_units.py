@@ -101,3 +101,16 @@ def test_a_negative_exp_rate_is_refused_naming_the_field() -> None:
     }
     with pytest.raises(ValidationError, match="exp_tera_per_s"):
         AcceleratorEntry.model_validate(entry)
+
+
+def test_hopper_to_blackwell_attention_fraction_follows_the_softmax_share() -> None:
+    # check against a published figure the softmax split was not built from: the matmul-only share of a
+    # fused kernel, fraction x (1 + r), measured on H100 (0.60, FlashAttention-3 / cuDNN) and moved to B200's
+    # softmax share gives B200's cuDNN figure from the FlashAttention-4 paper (0.45) within 6%
+    h100, b200 = _ctx("H100-SXM5-80GB"), _ctx("B200")
+    predicted = h100.acc.attention_fraction * (1.0 + softmax_ratio(h100)) / (1.0 + softmax_ratio(b200))
+    assert predicted == pytest.approx(b200.acc.attention_fraction, rel=0.06)
+    # the mechanism removed (no exp rates: r as on H100 everywhere), the same prediction is a third too high
+    flat = replace(b200, acc=replace(b200.acc, exp_rate=None))
+    flat_prediction = h100.acc.attention_fraction * (1.0 + softmax_ratio(h100)) / (1.0 + softmax_ratio(flat))
+    assert flat_prediction > 1.3 * b200.acc.attention_fraction
