@@ -78,6 +78,8 @@ class Calibration:
     grouped_gemm_tile_rows: float
     moe_host_sync_s: float
     attn_softmax_ratio: float
+    attn_ref_flop_per_exp: float
+    attn_ref_flop_per_fp32: float
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -60,6 +60,12 @@ class AcceleratorEntry(_Entry):
     attention_fraction_fa2: float | None = Field(
         None, gt=0, le=1, description="FlashAttention-2 fwd+bwd / BF16 peak; None = attention_fraction"
     )
+    exp_tera_per_s: float | None = Field(
+        None,
+        gt=0,
+        description="special-function-unit exponential rate (MUFU.EX2), 10^12 results/s at the clock the BF16 "
+        "peak is quoted; None = not public (attention's softmax share is then assumed as on the reference GPU)",
+    )
     host_link_gbytes_per_s_per_direction: float | None = Field(
         None,
         gt=0,
@@ -93,6 +99,7 @@ class Accelerator:
     matmul_fraction: float = 0.8
     attention_fraction: float = 0.5
     attention_fraction_fa2: float = 0.5
+    exp_rate: float | None = None  # special-function exp results/s (MUFU.EX2); None = not public
     host_link_bandwidth: float = PCIE5_X16_BYTES_PER_S  # GPU <-> host copies, one direction
     host_link_assumed: bool = True  # the catalog entry gives no host-link figure
 
@@ -120,6 +127,7 @@ class Accelerator:
             attention_fraction_fa2=(
                 e.attention_fraction if e.attention_fraction_fa2 is None else e.attention_fraction_fa2
             ),
+            exp_rate=None if e.exp_tera_per_s is None else e.exp_tera_per_s * TERA,
             host_link_bandwidth=(
                 PCIE5_X16_BYTES_PER_S
                 if e.host_link_gbytes_per_s_per_direction is None

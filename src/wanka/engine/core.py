@@ -280,16 +280,43 @@ def routing_imbalance(ctx: Context, tokens: Arr, ep: Arr) -> Arr | float:
     return np.asarray(ctx.cal.moe_routing_imbalance * (1.0 + z * cv))
 
 
+# fused causal attention per score element: matmul FLOPs at d_qk + d_v = 256, forward 2 x 256 and backward 2.5x
+# that (it recomputes S and forms dP, dV, dQ, dK), and exponentials, one forward and one when the backward
+# recomputes P (FlashAttention-2/3 algorithms; Dao 2023, Shah et al. 2024)
+_ATTN_MATMUL_FLOPS_256 = 7.0 * 256.0
+_ATTN_EXPS = 2.0
+
+
+def softmax_ratio(ctx: Context) -> float:
+    """Softmax work per attention-score element on this accelerator, relative to its matmul time at head dims
+    128 + 128. ``attn_softmax_ratio`` is measured on a reference GPU whose tensor/exp and tensor/FP32 balances
+    the calibration names; the exponentials (special-function units, MUFU.EX2) take 2 exps per 7 x 256 matmul
+    FLOPs at the accelerator's own bf16-peak / exp-rate, the rest of the softmax runs on the FP32 pipe and scales
+    with bf16 peak / fp32 peak. Blackwell doubled the tensor rate per SM-clock but not the exp units (r grows);
+    Blackwell Ultra doubles the exp units (r falls back). Without a published exp rate r is the reference's."""
+    cal, acc = ctx.cal, ctx.acc
+    r_ref = cal.attn_softmax_ratio
+    if acc.exp_rate is None:
+        return r_ref
+    exp_ref = _ATTN_EXPS * cal.attn_ref_flop_per_exp / _ATTN_MATMUL_FLOPS_256
+    rest_ref = max(0.0, r_ref - exp_ref)
+    peak = acc.peak("bf16")
+    exp_part = _ATTN_EXPS * (peak / acc.exp_rate) / _ATTN_MATMUL_FLOPS_256
+    fp32 = acc.peak_flops.get("fp32")
+    rest = rest_ref if fp32 is None else rest_ref * (peak / fp32) / cal.attn_ref_flop_per_fp32
+    return exp_part + rest
+
+
 def head_dim_throughput(ctx: Context) -> float:
     """Fused-attention FLOP rate at the model's head dims relative to head dims 128 + 128, where the
     accelerators' attention fractions are quoted. Per score element the kernel does 2(d_qk + d_v)
     matmul FLOPs forward but a fixed amount of softmax work (exp, max, rescale) whatever the head
-    dim, r (``attn_softmax_ratio``) times the matmul time at 256: with smaller heads that share
+    dim, r (:func:`softmax_ratio`) times the matmul time at 256: with smaller heads that share
     grows and the FLOP rate falls, (D/256)(1 + r)/(D/256 + r) for D = d_qk + d_v (FlashAttention-3
-    paper, Figs. 5-6: head dim 64 at ~0.79x the TFLOP/s of 128). Wider heads are not credited (1)."""
+    paper, Figs. 5-6: head dim 64 at ~0.79x the TFLOP/s of 128 on H100). Wider heads are not credited (1)."""
     dqk, dv = attention_head_dims(ctx.model)
     x = (dqk + dv) / 256.0
-    r = ctx.cal.attn_softmax_ratio
+    r = softmax_ratio(ctx)
     return min(1.0, x * (1.0 + r) / (x + r))
 
 
