@@ -56,6 +56,7 @@ DEFAULTS: dict[str, Any] = {
     "attention_kernel": "native",
     "ep_comm_overlap": False,
     "cuda_graphs": False,
+    "cuda_graphs_moe": True,
     "ep_dispatch": "alltoall",
     "pp_schedule": "1f1b",
     "grad_reduce_fp32": True,
@@ -137,6 +138,7 @@ class SwitchFields(BaseModel):
     attention_kernel: Literal["native", "fa2"] | None = None
     ep_comm_overlap: bool | None = None
     cuda_graphs: bool | None = None
+    cuda_graphs_moe: bool | None = None
     ep_dispatch: Literal["alltoall", "deepep"] | None = None
     pp_schedule: Literal["1f1b", "dualpipe"] | None = None
     grad_reduce_fp32: bool | None = None

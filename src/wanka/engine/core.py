@@ -50,6 +50,7 @@ from wanka.workload import (
     Gemm,
     attention_head_dims,
     attention_output_elems_per_token,
+    clamp_fwd_elems_per_token,
     expected_nodes_per_token,
     ffn_matrices,
 )
@@ -320,6 +321,20 @@ def head_dim_throughput(ctx: Context) -> float:
     return min(1.0, x * (1.0 + r) / (x + r))
 
 
+def _launch_time(ctx: Context, st: Strategies, moe: bool) -> Arr | float:
+    """Host launch cost of one layer's forward kernels: ``layer_overhead_s``, and for an MoE layer
+    ``moe_layer_overhead_s`` on top. CUDA graphs replay what they captured at
+    ``cuda_graph_overhead_factor`` of it. A partial scope (``cuda_graphs_moe`` False: Megatron-Core
+    ``cuda_graph_scope`` attn, moe_router, moe_preprocess with Transformer Engine per-layer graphs)
+    leaves the MoE token dispatch, expert GEMMs and combine eager: the MoE layer's extra cost stays
+    whole (its router top-k, captured, is not split from it)."""
+    graphed = np.where(st.cuda_graphs, ctx.cal.cuda_graph_overhead_factor, 1.0)
+    t = ctx.cal.layer_overhead_s * graphed
+    if moe:
+        t = t + ctx.cal.moe_layer_overhead_s * np.where(st.graphs_moe, graphed, 1.0)
+    return t
+
+
 def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr, etp: Arr) -> dict[str, Arr]:
     """Forward pieces of one layer per micro-batch on one GPU."""
     moe = kind == "moe"
@@ -353,8 +368,7 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     elems = ctx.elem_moe if moe else ctx.elem_dense
     shard = np.where(st.sp, tp, 1.0)
     t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
-    launch = ctx.cal.layer_overhead_s + (ctx.cal.moe_layer_overhead_s if moe else 0.0)
-    t_elem = t_elem + launch * np.where(st.cuda_graphs, ctx.cal.cuda_graph_overhead_factor, 1.0)
+    t_elem = t_elem + _launch_time(ctx, st, moe)
     # Megatron-Core's all-to-all dispatcher permutes tokens by expert before the exchange and, with
     # more than one local expert, sorts the received chunks from (source rank, expert) to (expert,
     # source rank) order after it (sort_chunks_by_idxs), and back before the combine: one more read +
@@ -375,6 +389,10 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     # selective recompute: with unfused attention the attention core (Korthikanti et al. 2022);
     # with a fused kernel the cheap modules instead (norms, activation, MLA up-projections)
     _, sel_traffic = ctx.sel_moe if moe else ctx.sel_dense
+    # the recomputed activation (Megatron-Core recompute module moe_act / mlp) re-runs an eager clamp with it
+    clamp = clamp_fwd_elems_per_token(ctx.model, "moe" if moe else "dense")
+    if clamp:
+        sel_traffic = sel_traffic + np.where(st.op_fuser, 0.0, clamp)
     t_sel_cheap = _hbm_time(ctx, sel_traffic * tokens / shard * ctx.act_bytes) + t_up
     t_sel = np.where(st.flash, t_sel_cheap, t_attn)
     f_sel = np.where(st.flash, f_up, attn_flops)

@@ -45,6 +45,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "fa2": spec.attention_kernel == "fa2",
         "ep_overlap": spec.ep_comm_overlap,
         "cuda_graphs": spec.cuda_graphs,
+        "graphs_moe": spec.cuda_graphs_moe,
         "deepep": spec.ep_dispatch == "deepep",
         "dualpipe": spec.pp_schedule == "dualpipe",
         "grad_fp32": spec.grad_reduce_fp32,
@@ -81,6 +82,7 @@ class Strategies:
     fa2: BoolArr
     ep_overlap: BoolArr
     cuda_graphs: BoolArr
+    graphs_moe: BoolArr  # with cuda_graphs: the MoE dispatch, experts and combine captured too
     deepep: BoolArr
     dualpipe: BoolArr
     grad_fp32: BoolArr  # fp32 gradient buffer and reduction (grad_reduce_in_fp32)

@@ -94,6 +94,13 @@ class ParallelSpec(Spec):
     )
     ep_comm_overlap: bool = Field(False, description="hide MoE all-to-all behind compute (DualPipe, MCore 0.14+)")
     cuda_graphs: bool = Field(False, description="CUDA graphs capture layer kernels (cuts launch/host cost)")
+    cuda_graphs_moe: bool = Field(
+        True,
+        description="with cuda_graphs, the MoE block's token dispatch, expert GEMMs and combine are captured too "
+        "(whole-layer or full-iteration graphs); False = a partial scope that captures the attention block and "
+        "the MoE router and preprocessing only (Megatron-Core cuda_graph_scope attn, moe_router, moe_preprocess), "
+        "so dispatch, experts and combine keep their launch cost",
+    )
     ep_dispatch: Literal["alltoall", "deepep"] = Field(
         "alltoall",
         description="MoE dispatch: alltoall = a copy per expert rank; deepep = one copy per destination node "

@@ -40,6 +40,7 @@ __all__ = [
     "attention_core_flops_per_token",
     "attention_head_dims",
     "attention_output_elems_per_token",
+    "clamp_fwd_elems_per_token",
     "eager_mlp_elems_per_token",
     "effective_context",
     "elementwise_elems_per_token",
@@ -328,6 +329,18 @@ def eager_mlp_elems_per_token(model: ModelSpec, kind: LayerKind) -> tuple[float,
     clamp = model.ffn_act_clamp is not None and model.ffn_act == "swiglu"
     traffic = ((8.0 + 10.0) * f if clamp else 0.0) + bias
     return traffic / 3.0, (2.0 * f if clamp else 0.0)
+
+
+def clamp_fwd_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
+    """Elements read + written per token by the forward of an eager FFN clamp (``ffn_act_clamp`` on a
+    gated activation): split, clamp each half and concatenate, 8f (:func:`eager_mlp_elems_per_token`);
+    0 without a clamp. Recomputing the activation (Megatron-Core recompute module ``moe_act`` / ``mlp``:
+    the checkpointed ``bias_act_func`` holds the clamp) runs it again in the backward."""
+    if model.ffn_act_clamp is None or model.ffn_act != "swiglu":
+        return 0.0
+    if model.moe is not None and kind == "moe":
+        return 8.0 * float(model.moe.expert_ffn_hidden * (model.moe.top_k + model.moe.n_shared_experts))
+    return 8.0 * float(model.ffn_hidden)
 
 
 def activation_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
