@@ -932,8 +932,14 @@ def pipeline(ctx: Context, st: Strategies, sh: Shape, cm: Compute, comm_mb: Arr)
     # than the chunk it hides behind.
     blocking = ctx.cal.pp_p2p_exposed * 2.0 * v * (m_mb + pp - 1.0) * t_p2p
     async_ = 2.0 * (pp - 1.0) * t_p2p + 2.0 * v * m_mb * np.maximum(0.0, t_p2p - cm.t_fwd / v)
+    # Megatron-Core overlaps p2p only in the interleaved schedule: its non-interleaved 1F1B raises
+    # "Non-interleaved pipeline parallelism does not support overlapping p2p communication" and waits
+    # on every send/recv (schedules.py forward_backward_pipelining_without_interleaving,
+    # p2p_communication.py _communicate(wait_on_reqs=True); Megatron-Core 0.16), so at vpp 1 its p2p
+    # blocks whatever pp_comm_overlap says; a framework with its own pipeline code keeps the switch
+    overlap = st.pp_overlap & ((v > 1) | (not ctx.splits.megatron))
     p2p = Comm(
-        exposed=np.where(pp > 1, np.where(st.pp_overlap, async_, blocking), 0.0),
+        exposed=np.where(pp > 1, np.where(overlap, async_, blocking), 0.0),
         nbytes=np.where(pp > 1, 2.0 * v * m_mb * p2p_bytes, 0.0),
         charges=((np.where(pp > 1, 2.0 * v * m_mb, 0.0), "send_recv", p2p_bytes, group),),
     )
