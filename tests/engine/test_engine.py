@@ -75,31 +75,34 @@ def test_memory_matches_korthikanti_per_layer_activations() -> None:
     sc = load_scenario("gpt4-25k-a100").model_copy()
     m = sc.model
     assert m is not None
-    gpt = parse_scenario(
-        {
-            "cluster": {"accelerator": "A100", "nodes": 8},
-            "model": "gpt3-175b",
-            "training": {"global_batch_seqs": 64},
-            "parallel": {"tp": 8, "pp": 8},
-        }
-    )
-    ctx = make_context(gpt)
+    raw: dict[str, object] = {
+        "cluster": {"accelerator": "A100", "nodes": 8},
+        "model": "gpt3-175b",
+        "training": {"global_batch_seqs": 64},
+        "parallel": {"tp": 8, "pp": 8},
+    }
+    ctx = make_context(parse_scenario({**raw, "software": {"framework": "torchtitan"}}))
     per_token_bytes = ctx.act_dense * 2.0
     assert per_token_bytes == pytest.approx(34 * ctx.model.hidden, rel=0.10)
     # full recompute keeps only the layer input, 2·s·b·h/t bytes (Korthikanti Sec. 4.3); with
-    # FlashAttention nothing is left for Korthikanti's selective recompute to drop, so wanka's
-    # selective recompute drops the norm and activation outputs instead (Megatron-Core modules)
+    # FlashAttention nothing is left for Korthikanti's selective recompute to drop, so a framework
+    # that recomputes its own way drops the norm and activation outputs instead
     from wanka.engine.api import evaluate_batch
 
-    def act(rec: str) -> float:
+    def act(rec: str, c: object = ctx) -> float:
         st = Strategies.from_columns(tp=8, pp=8, recompute=rec, sp=True)
-        return float(evaluate_batch(ctx, st, 1.0).raw["memory"]["activations"][0])
+        return float(evaluate_batch(c, st, 1.0).raw["memory"]["activations"][0])  # type: ignore[arg-type]
 
     assert act("full") < act("none") / 5
     assert act("full") < act("selective") < act("none")
     f, h = ctx.model.ffn_hidden, ctx.model.hidden
     assert 1 - act("selective") / act("none") == pytest.approx((2 * h + f) / (34 * h / 2), rel=0.15)
     assert activation_elems_per_token(ctx.model, "dense") > 0
+    # Megatron-Core fuses those norms into the linears: its selective recompute is the core-attention
+    # checkpoint, which in BF16 frees nothing (the output projection keeps the attention output)
+    mc = make_context(parse_scenario(raw))
+    assert mc.splits.megatron
+    assert act("selective", mc) == pytest.approx(act("none", mc), rel=1e-12)
 
 
 def test_estimate_many_matches_estimate_step() -> None:
@@ -170,16 +173,24 @@ def test_feasibility_reasons_vectorised() -> None:
 
 
 def test_hfu_counts_recomputed_flops() -> None:
-    none = estimate_step(scenario(parallel={"recompute": "none"}), require_fit=False)
-    sel = estimate_step(scenario(parallel={"recompute": "selective"}), require_fit=False)
-    full = estimate_step(scenario(parallel={"recompute": "full"}), require_fit=False)
+    tt = {"software": {"framework": "torchtitan"}}
+    none = estimate_step(scenario(parallel={"recompute": "none"}, **tt), require_fit=False)
+    sel = estimate_step(scenario(parallel={"recompute": "selective"}, **tt), require_fit=False)
+    full = estimate_step(scenario(parallel={"recompute": "full"}, **tt), require_fit=False)
     assert none.hfu == pytest.approx(none.mfu)
     # with FlashAttention selective recompute re-runs only memory-bound kernels: no extra FLOPs
     # (MLA models also re-run their up-projection GEMMs); unfused, the attention core runs again
     assert sel.hfu == pytest.approx(sel.mfu)
     assert sel.breakdown["recompute"] > 0
-    unfused = estimate_step(scenario(parallel={"recompute": "selective", "flash_attention": False}), require_fit=False)
+    unfused = estimate_step(
+        scenario(parallel={"recompute": "selective", "flash_attention": False}, **tt), require_fit=False
+    )
     assert unfused.hfu > unfused.mfu
+    # Megatron-Core's selective recompute of a dense layer is its core-attention checkpoint: the
+    # attention core runs again, fused or not (selective_is_core_attn)
+    mc = estimate_step(scenario(parallel={"recompute": "selective"}), require_fit=False)
+    assert mc.hfu > mc.mfu
+    assert mc.breakdown["recompute"] > sel.breakdown["recompute"]
     # full recompute repeats the whole forward: HFU/MFU ~ 4/3 (slightly less: the LM head is not recomputed)
     assert 1.25 < full.hfu / full.mfu <= 4 / 3 + 1e-9
 

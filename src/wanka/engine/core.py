@@ -335,6 +335,21 @@ def _launch_time(ctx: Context, st: Strategies, moe: bool) -> Arr | float:
     return t
 
 
+def selective_is_core_attn(ctx: Context) -> bool:
+    """Whether selective recompute of a dense layer is Megatron-Core's core-attention checkpoint, not
+    the cheap modules. Megatron-Core's Transformer Engine layer spec fuses both norms of a dense layer
+    without MLA into the linear after them (``TELayerNormColumnParallelLinear`` for linear_qkv and
+    linear_fc1; input_layernorm and pre_mlp_layernorm stay ``IdentityOp``, models/gpt/gpt_layer_specs.py);
+    ``recompute_modules`` "layernorm" acts only on a norm module of its own (transformer_layer.py: ``if
+    not isinstance(self.input_layernorm, IdentityOp)``) and "moe_act" only on grouped-GEMM experts
+    (moe/experts.py), so what ``recompute_granularity: selective`` recomputes there is its default
+    module, "core_attn": attention.py ``_checkpointed_attention_forward`` re-runs the attention core in
+    the backward and keeps only its inputs q, k, v (Megatron-Core 0.16). MLA layers keep a separate
+    input norm and MoE layers a pre-MLP norm; frameworks without Megatron-Core recompute their own way."""
+    a = ctx.model.attention
+    return ctx.splits.megatron and (a is None or a.kind != "mla")
+
+
 def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr, etp: Arr) -> dict[str, Arr]:
     """Forward pieces of one layer per micro-batch on one GPU."""
     moe = kind == "moe"
@@ -394,8 +409,11 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     if clamp:
         sel_traffic = sel_traffic + np.where(st.op_fuser, 0.0, clamp)
     t_sel_cheap = _hbm_time(ctx, sel_traffic * tokens / shard * ctx.act_bytes) + t_up
-    t_sel = np.where(st.flash, t_sel_cheap, t_attn)
-    f_sel = np.where(st.flash, f_up, attn_flops)
+    if not moe and selective_is_core_attn(ctx):  # the attention core again, fused or not
+        t_sel, f_sel = t_attn, attn_flops
+    else:
+        t_sel = np.where(st.flash, t_sel_cheap, t_attn)
+        f_sel = np.where(st.flash, f_up, attn_flops)
     return {
         "gemm": t_gemm,
         "cast_f": casts["fwd"],
@@ -977,8 +995,14 @@ def pipeline(ctx: Context, st: Strategies, sh: Shape, cm: Compute, comm_mb: Arr)
     # than the chunk it hides behind.
     blocking = ctx.cal.pp_p2p_exposed * 2.0 * v * (m_mb + pp - 1.0) * t_p2p
     async_ = 2.0 * (pp - 1.0) * t_p2p + 2.0 * v * m_mb * np.maximum(0.0, t_p2p - cm.t_fwd / v)
+    # Megatron-Core overlaps p2p only in the interleaved schedule: its non-interleaved 1F1B raises
+    # "Non-interleaved pipeline parallelism does not support overlapping p2p communication" and waits
+    # on every send/recv (schedules.py forward_backward_pipelining_without_interleaving,
+    # p2p_communication.py _communicate(wait_on_reqs=True); Megatron-Core 0.16), so at vpp 1 its p2p
+    # blocks whatever pp_comm_overlap says; a framework with its own pipeline code keeps the switch
+    overlap = st.pp_overlap & ((v > 1) | (not ctx.splits.megatron))
     p2p = Comm(
-        exposed=np.where(pp > 1, np.where(st.pp_overlap, async_, blocking), 0.0),
+        exposed=np.where(pp > 1, np.where(overlap, async_, blocking), 0.0),
         nbytes=np.where(pp > 1, 2.0 * v * m_mb * p2p_bytes, 0.0),
         charges=((np.where(pp > 1, 2.0 * v * m_mb, 0.0), "send_recv", p2p_bytes, group),),
     )
@@ -1257,13 +1281,15 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     scores = np.where(~st.flash & (rec == 0), 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
     # fine-grained selective recompute (fused attention) drops the norm/activation/up-projection outputs
     drop = (rec == 1) & st.flash
+    core_attn = selective_is_core_attn(ctx)
+    drop_d = drop & (not core_attn)  # the cheap modules of a dense layer (selective_is_core_attn)
     seq_shard = np.where(st.sp, tp, 1.0)
     # with FP8 GEMMs the inputs saved for the weight-gradient GEMMs are kept in FP8, one byte each
     # (Transformer Engine; DeepSeek-V3 Sec. 3.3.3); the norm and activation outputs among them are
     # not stored at all when fine-grained recompute drops them
     f8 = (B - 1.0) if ctx.fp8 else 0.0
     moe_f = float(model.moe.expert_ffn_hidden * (model.moe.top_k + model.moe.n_shared_experts)) if model.moe else 0.0
-    g_dense = ctx.gemm_in_dense - np.where(drop, 2.0 * h + float(model.ffn_hidden), 0.0)
+    g_dense = ctx.gemm_in_dense - np.where(drop_d, 2.0 * h + float(model.ffn_hidden), 0.0)
     g_moe = ctx.gemm_in_moe - np.where(drop, 2.0 * h + moe_f, 0.0)
     # DeepSeek-V3's FP8 framework (blockwise scaling, Sec. 3.3.3) also caches the input of the MoE
     # SwiGLU in FP8 ("only cache the inputs of the SwiGLU operator and recompute its output ... also
@@ -1275,15 +1301,19 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # Transformer Engine's FusedAttention saves q, k, v and out); in BF16 both are one tensor, and
     # DeepSeek-V3's framework caches that one input once, for both backwards (Sec. 3.3.3, E5M6)
     o_twice = np.where(st.flash & ctx.fp8 & (not blockwise), B * attention_output_elems_per_token(model), 0.0)
+    # the core-attention checkpoint keeps q, k, v and drops the kernel's own copy of its output (in BF16
+    # the output projection keeps that same tensor as its input)
+    o_dense = np.where(drop & core_attn, 0.0, o_twice)
     act_dense = (
-        ((ctx.act_dense - np.where(drop, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense + o_twice) * tokens / seq_shard
+        ((ctx.act_dense - np.where(drop_d, ctx.sel_dense[0], 0.0)) * B - f8 * g_dense + o_dense) * tokens / seq_shard
     )
     act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe + o_twice) * tokens / seq_shard
     act_dense, act_moe = act_dense + scores, act_moe + scores
     # the eager clamp keeps the FC1 output for its backward, unless fused or re-run by recompute
     if ctx.eager_mlp_dense[1] or ctx.eager_mlp_moe[1]:
         keep = np.where(~st.op_fuser & ~drop, B * tokens / seq_shard, 0.0)
-        act_dense, act_moe = act_dense + keep * ctx.eager_mlp_dense[1], act_moe + keep * ctx.eager_mlp_moe[1]
+        keep_d = np.where(~st.op_fuser & ~drop_d, B * tokens / seq_shard, 0.0)
+        act_dense, act_moe = act_dense + keep_d * ctx.eager_mlp_dense[1], act_moe + keep * ctx.eager_mlp_moe[1]
 
     # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
     # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up), at most all m
