@@ -56,13 +56,6 @@ class AcceleratorEntry(_Entry):
     tdp_w: float = Field(gt=0)
     idle_w: float = Field(gt=0)
     matmul_fraction: float = Field(0.8, gt=0, le=1, description="achievable / peak on large GEMMs")
-    matmul_fraction_fp8: float | None = Field(
-        None,
-        gt=0,
-        le=1,
-        description="achievable / FP8 peak on large FP8 GEMMs, where measured; None = matmul_fraction x the "
-        "calibration's fp8_gemm_ratio",
-    )
     attention_fraction: float = Field(0.5, gt=0, le=1, description="fused attention fwd+bwd / BF16 peak")
     attention_fraction_fa2: float | None = Field(
         None, gt=0, le=1, description="FlashAttention-2 fwd+bwd / BF16 peak; None = attention_fraction"
@@ -98,7 +91,6 @@ class Accelerator:
     assumptions: tuple[str, ...] = ()
     aliases: tuple[str, ...] = field(default_factory=tuple)
     matmul_fraction: float = 0.8
-    matmul_fraction_fp8: float | None = None  # measured FP8 GEMM share of the FP8 peak, where published
     attention_fraction: float = 0.5
     attention_fraction_fa2: float = 0.5
     host_link_bandwidth: float = PCIE5_X16_BYTES_PER_S  # GPU <-> host copies, one direction
@@ -124,7 +116,6 @@ class Accelerator:
             assumptions=tuple(e.assumptions),
             aliases=tuple(e.aliases),
             matmul_fraction=e.matmul_fraction,
-            matmul_fraction_fp8=e.matmul_fraction_fp8,
             attention_fraction=e.attention_fraction,
             attention_fraction_fa2=(
                 e.attention_fraction if e.attention_fraction_fa2 is None else e.attention_fraction_fa2

@@ -74,18 +74,9 @@ MEMORY_KEYS = ("weights", "gradients", "optimizer", "activations", "buffers")
 
 
 def _gemm_eff(ctx: Context, m: Arr, n: Arr, k: Arr, fp8: bool = False) -> Arr:
-    """Achieved / peak for an (m, n, k) GEMM: the chip's large-GEMM ceiling times a shape factor.
-
-    An FP8 GEMM's ceiling is the chip's measured FP8 share of its FP8 peak where the catalog has one
-    (mamf-finder's FP8 sweep: Blackwell reaches a little less of its FP8 peak than of its BF16 one),
-    else the BF16 share times the calibration's ``fp8_gemm_ratio``."""
+    """Achieved / peak for an (m, n, k) GEMM: the chip's large-GEMM ceiling times a shape factor."""
     h = ctx.cal.gemm_half_dim
-    f8 = ctx.acc.matmul_fraction_fp8
-    if fp8 and f8 is not None and ctx.training.precision == "fp8":
-        frac = f8
-    else:
-        frac = ctx.acc.matmul_fraction * (ctx.cal.fp8_gemm_ratio if fp8 else 1.0)
-    ceiling = frac * ctx.cal.gemm_eff_max
+    ceiling = ctx.acc.matmul_fraction * ctx.cal.gemm_eff_max * (ctx.cal.fp8_gemm_ratio if fp8 else 1.0)
     return np.asarray(ceiling * (m / (m + h)) * (n / (n + h)) * (k / (k + h)))
 
 
