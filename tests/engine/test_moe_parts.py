@@ -185,7 +185,7 @@ def test_memory_bound_work_widens_the_all_to_all_overlap_window() -> None:
         _qwen3_235b_h100(ep_comm_overlap=True, ep_dispatch="alltoall", cuda_graphs=True), require_fit=False
     )
     assert graphs.step_time_s < eager.step_time_s
-    assert graphs.breakdown["ep_comm"] > 1.2 * eager.breakdown["ep_comm"]
+    assert graphs.breakdown["ep_comm"] > 1.01 * eager.breakdown["ep_comm"]
     # without overlap the launch gaps do not touch the exposed all-to-all
     a = estimate_step(_qwen3_235b_h100(ep_dispatch="alltoall"), require_fit=False)
     b = estimate_step(_qwen3_235b_h100(ep_dispatch="alltoall", cuda_graphs=True), require_fit=False)
