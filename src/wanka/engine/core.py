@@ -958,8 +958,14 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     # warm-up forwards and cool-down backwards (pp - 1 micro-batches' worth; without a pipeline the
     # first forward and the last backward, one) run alone (DeepSeek-V3 Sec. 3.2.1 and Fig. 5: the
     # overlapped chunk pairs sit between DualPipe's warm-up and cool-down; Megatron-Core's combined
-    # 1F1B schedule pairs the steady-state forward and backward only)
-    moe_compute = cm.nm_s * (3.0 * cm.moe["gemm"] + cm.moe["cast_f"] + cm.moe["cast_b"] + 3.5 * cm.moe["attn"])
+    # 1F1B schedule pairs the steady-state forward and backward only). The window is the paired
+    # micro-batch's whole MoE-layer time on the compute stream: GEMMs, casts, attention and the
+    # memory-bound kernels (norms, permutation, activation) and their launch gaps, all of which the
+    # all-to-all on its own stream runs beside (Megatron-Core's combined schedule splits each layer
+    # into attention / dispatch / MLP / combine and overlaps one's communication with another's compute)
+    moe_compute = cm.nm_s * (
+        3.0 * cm.moe["gemm"] + cm.moe["cast_f"] + cm.moe["cast_b"] + 3.5 * cm.moe["attn"] + 3.0 * cm.moe["elem"]
+    )
     plain_exp = total * (1.0 - ctx.cal.ep_overlap_hidden)
     alone = np.minimum(1.0, np.maximum(sh.pp - 1.0, 1.0) / sh.m_mb)
     overlapped = np.maximum(ctx.cal.ep_overlap_floor * total, total - moe_compute)
