@@ -191,3 +191,22 @@ def test_memory_bound_work_widens_the_all_to_all_overlap_window() -> None:
     b = estimate_step(_qwen3_235b_h100(ep_dispatch="alltoall", cuda_graphs=True), require_fit=False)
     assert b.breakdown["ep_comm"] == a.breakdown["ep_comm"]
     assert eager.breakdown["ep_comm"] < a.breakdown["ep_comm"]
+
+
+def test_fp8_dispatch_only_where_the_stack_sends_fp8() -> None:
+    # DeepSeek-V3's HAI-LLM dispatches FP8 activations (Sec. 3.3): of the four all-to-alls per layer
+    # (dispatch, combine, and both backward) one moves 1 byte per element instead of 2, 7/8 of the
+    # BF16 bytes. Megatron-Core hands DeepEP / HybridEP BF16 hidden states: the switch is off there
+    from wanka.catalog.software import software_switches
+
+    bf16_dispatch = estimate_step(_ds(), require_fit=False)
+    fp8_dispatch = estimate_step(_ds(ep_dispatch_fp8=True), require_fit=False)
+    assert fp8_dispatch.traffic_bytes["ep"] == pytest.approx(bf16_dispatch.traffic_bytes["ep"] * 7.0 / 8.0, rel=1e-9)
+    assert fp8_dispatch.breakdown["ep_comm"] < bf16_dispatch.breakdown["ep_comm"]
+    # under BF16 training the switch moves nothing
+    bf16 = {"precision": "bf16"}
+    assert estimate_step(_ds(training=bf16, ep_dispatch_fp8=True), require_fit=False).traffic_bytes["ep"] == (
+        estimate_step(_ds(training=bf16), require_fit=False).traffic_bytes["ep"]
+    )
+    assert software_switches("HAI-LLM", None).switches["ep_dispatch_fp8"] is True
+    assert software_switches("NeMo", "26.02").switches["ep_dispatch_fp8"] is False

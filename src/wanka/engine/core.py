@@ -940,9 +940,10 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         n_dom = np.maximum(1.0, ep / np.asarray(group.per_domain, dtype=float))
         dedup = np.where(st.deepep & (n_dom > 1), _distinct_domains(ctx, n_dom) / k_top, 1.0)
         group = replace(group, remote_dedup=dedup)
-        # FP8 dispatch (DeepSeek-V3 Sec. 3.3): the forward dispatch moves 1-byte activations, the
-        # combine and both backward passes 2-byte ones
-        bytes_scale = np.where(st.deepep & ctx.fp8, (1.0 + 3.0 * B) / (4.0 * B), 1.0)
+        # FP8 dispatch (DeepSeek-V3 Sec. 3.3; switch ep_dispatch_fp8): the forward dispatch moves
+        # 1-byte activations, the combine and both backward passes 2-byte ones. Megatron-Core hands
+        # DeepEP / HybridEP its BF16 hidden states, so its dispatch stays at act_bytes
+        bytes_scale = np.where(st.deepep & st.dispatch_fp8 & ctx.fp8, (1.0 + 3.0 * B) / (4.0 * B), 1.0)
         a2a_bytes = sh.tokens / np.where(st.sp, tp, 1.0) * k_top * float(model.hidden) * B * bytes_scale
         t_a2a = np.asarray(collective_time("all_to_all", a2a_bytes, group).time_s)
         passes = 4.0 + np.where(st.recompute == 2, 2.0, 0.0)

@@ -126,6 +126,12 @@ class ParallelSpec(Spec):
         "(Transformer Engine quantizes the local shard before it gathers); False = they carry BF16 and the "
         "gathered operand is quantized whole",
     )
+    ep_dispatch_fp8: bool = Field(
+        False,
+        description="under an FP8 recipe the DeepEP dispatch (ep_dispatch deepep) sends FP8 activations with "
+        "their scales and the combine BF16 (DeepSeek-V3 Sec. 3.3); False = the dispatch carries BF16, as "
+        "Megatron-Core passes its hidden states to DeepEP / HybridEP",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
