@@ -205,8 +205,9 @@ def test_fp8_dispatch_only_where_the_stack_sends_fp8() -> None:
     assert fp8_dispatch.breakdown["ep_comm"] < bf16_dispatch.breakdown["ep_comm"]
     # under BF16 training the switch moves nothing
     bf16 = {"precision": "bf16"}
-    assert estimate_step(_ds(training=bf16, ep_dispatch_fp8=True), require_fit=False).traffic_bytes["ep"] == (
-        estimate_step(_ds(training=bf16), require_fit=False).traffic_bytes["ep"]
+    assert (
+        estimate_step(_ds(training=bf16, ep_dispatch_fp8=True), require_fit=False).traffic_bytes["ep"]
+        == (estimate_step(_ds(training=bf16), require_fit=False).traffic_bytes["ep"])
     )
     assert software_switches("HAI-LLM", None).switches["ep_dispatch_fp8"] is True
     assert software_switches("NeMo", "26.02").switches["ep_dispatch_fp8"] is False
