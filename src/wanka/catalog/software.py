@@ -62,6 +62,7 @@ DEFAULTS: dict[str, Any] = {
     "grad_reduce_fp32": True,
     "mlp_op_fuser": False,
     "sp_gather_fp8": True,
+    "expandable_segments": False,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -144,6 +145,7 @@ class SwitchFields(BaseModel):
     grad_reduce_fp32: bool | None = None
     mlp_op_fuser: bool | None = None
     sp_gather_fp8: bool | None = None
+    expandable_segments: bool | None = None
 
 
 class SoftwareRule(_Ranged, SwitchFields):

@@ -126,6 +126,13 @@ class ParallelSpec(Spec):
         "(Transformer Engine quantizes the local shard before it gathers); False = they carry BF16 and the "
         "gathered operand is quantized whole",
     )
+    expandable_segments: bool = Field(
+        False,
+        description="PyTorch's caching allocator runs with expandable segments (PYTORCH_CUDA_ALLOC_CONF="
+        "expandable_segments:True): free 20 MiB pages are unmapped and remapped at a segment's end, so "
+        "little of the bytes freed every step stays unusable; False = PyTorch's default, fixed segments "
+        "split into blocks (fragmentation margin allocator_fragmentation)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
