@@ -64,6 +64,7 @@ class Calibration:
     ep_overlap_floor: float
     ep_overlap_hidden: float
     allocator_fragmentation: float
+    allocator_fragmentation_expandable: float
     nccl_bytes_per_communicator: float
     usable_hbm_fraction: float
     # fixed costs

@@ -63,6 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "mlp_op_fuser": False,
     "sp_gather_fp8": True,
     "ep_dispatch_fp8": False,
+    "expandable_segments": False,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -146,6 +147,7 @@ class SwitchFields(BaseModel):
     mlp_op_fuser: bool | None = None
     sp_gather_fp8: bool | None = None
     ep_dispatch_fp8: bool | None = None
+    expandable_segments: bool | None = None
 
 
 class SoftwareRule(_Ranged, SwitchFields):

@@ -1375,12 +1375,21 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     buffers = (
         buffers
         + cp_buf
-        + ctx.cal.allocator_fragmentation * (activations + z3_buf + cp_buf)
+        + allocator_margin(ctx, st) * (activations + z3_buf + cp_buf)
         + ctx.cal.nccl_bytes_per_communicator * n_comms
     )
     return Memory(
         weights=weights, gradients=grads, optimizer=optim, activations=activations, offloaded=off, buffers=buffers
     )
+
+
+def allocator_margin(ctx: Context, st: Strategies) -> Arr:
+    """Share of the bytes allocated and freed every step that the caching allocator holds beyond them:
+    ``allocator_fragmentation`` with PyTorch's default fixed segments (free blocks stranded between live
+    ones), ``allocator_fragmentation_expandable`` with expandable segments (free pages unmapped and
+    remapped at the segment's end; what stays is the partly used pages)."""
+    cal = ctx.cal
+    return np.asarray(np.where(st.expandable, cal.allocator_fragmentation_expandable, cal.allocator_fragmentation))
 
 
 # ---------------------------------------------------------------- the step

@@ -52,6 +52,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "op_fuser": spec.mlp_op_fuser,
         "gather_fp8": spec.sp_gather_fp8,
         "dispatch_fp8": spec.ep_dispatch_fp8,
+        "expandable": spec.expandable_segments,
     }
 
 
@@ -90,6 +91,7 @@ class Strategies:
     op_fuser: BoolArr  # FFN clamp and expert bias fused into the MLP op (no eager passes)
     gather_fp8: BoolArr  # FP8 runs: sequence-parallel all-gathers carry the quantized operand
     dispatch_fp8: BoolArr  # FP8 runs: the DeepEP dispatch carries FP8 activations
+    expandable: BoolArr  # PyTorch allocator with expandable segments (allocator_fragmentation_expandable)
     shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
     cp_comm: IntArr  # CP_COMM_CODES
     cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain

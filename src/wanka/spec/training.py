@@ -132,6 +132,13 @@ class ParallelSpec(Spec):
         "their scales and the combine BF16 (DeepSeek-V3 Sec. 3.3); False = the dispatch carries BF16, as "
         "Megatron-Core passes its hidden states to DeepEP / HybridEP",
     )
+    expandable_segments: bool = Field(
+        False,
+        description="PyTorch's caching allocator runs with expandable segments (PYTORCH_CUDA_ALLOC_CONF="
+        "expandable_segments:True): free 20 MiB pages are unmapped and remapped at a segment's end, so "
+        "little of the bytes freed every step stays unusable; False = PyTorch's default, fixed segments "
+        "split into blocks (fragmentation margin allocator_fragmentation)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
