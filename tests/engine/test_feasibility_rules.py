@@ -133,6 +133,7 @@ CASES: list[tuple[int, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
         {"tp": 8, "pp": 2, "dp": 8, "offload": 4, "recompute": "none"},
         {"tp": 8, "pp": 1, "dp": 16, "offload": 4, "recompute": "none"},
     ),
+    (20, {}, {**_W, "rc_layers": 4, "recompute": "selective"}, {**_W, "rc_layers": 4, "recompute": "full"}),
 ]
 
 

@@ -466,10 +466,22 @@ class Compute:
     use_last: npt.NDArray[np.bool_]  # the last stage (with the LM head) paces
     w_grad: Arr  # weight-gradient GEMMs of the busiest stage (DualPipe's W)
     chunk_max: Arr  # fwd + bwd + recompute of the slowest model chunk
+    rd_s: Arr  # dense and MoE layers of the busiest stage that full recompute re-runs (block method: some)
+    rm_s: Arr
 
     @property
     def layers_s(self) -> Arr:
         return np.asarray(self.nd_s + self.nm_s)
+
+    @property
+    def rec_full(self) -> Arr:
+        """Share of the busiest stage's layers whose forward full recompute runs again (0 without it)."""
+        return np.asarray((self.rd_s + self.rm_s) / np.maximum(self.layers_s, 1.0))
+
+    @property
+    def rec_moe(self) -> Arr:
+        """Share of the busiest stage's MoE layers whose forward full recompute runs again."""
+        return np.asarray(self.rm_s / np.maximum(self.nm_s, 1.0))
 
 
 @dataclass(frozen=True)
@@ -612,6 +624,30 @@ def shape(ctx: Context, st: Strategies) -> Shape:
 
 
 # ---------------------------------------------------------------- compute
+def full_recompute_layers(st: Strategies, sh: Shape, key: str) -> tuple[Arr, Arr]:
+    """(dense, MoE) layers of the ``key`` stage ("first", "mid", "last") that full recompute re-runs.
+
+    Every layer, unless ``st.rc_layers`` >= 0: Megatron-Core's block method (``--recompute-method block
+    --recompute-num-layers N``) checkpoints the first N layers of each model chunk, a TransformerBlock of
+    ``num_layers_per_pipeline_rank = len(self.layers)`` layers (one per virtual stage with interleaving),
+    and runs the rest as without recompute (megatron/core/transformer/transformer_block.py
+    ``_checkpointed_forward``, core_v0.14.0; megatron/core/recompute.py, core_v0.19.0); a chunk of fewer
+    than N layers recomputes them all. The stage's chunks: the first stage's first chunk gives a slot to
+    the embedding, the last stage's final chunk holds ``sh.last_chunk`` layers, the others
+    ``sh.chunk_slots``. Dense layers come first."""
+    nd, nm = sh.layers[key]
+    full = st.recompute == 2
+    if not np.any(st.rc_layers >= 0):  # every layer wherever recompute is full
+        return np.asarray(np.where(full, nd, 0.0)), np.asarray(np.where(full, nm, 0.0))
+    n_layers = np.asarray(sh.chunk_slots - sh.short if key == "first" else sh.chunk_slots)
+    odd = {"first": n_layers, "mid": sh.chunk_slots, "last": sh.last_chunk}[key]  # the chunk that differs
+    n = st.rc_layers.astype(np.float64)
+    block = (sh.v - 1.0) * np.minimum(n, sh.chunk_slots) + np.minimum(n, np.maximum(odd, 0.0))
+    r = np.where(full, np.where(n < 0.0, nd + nm, np.minimum(block, nd + nm)), 0.0)
+    rd = np.minimum(r, nd)
+    return np.asarray(rd), np.asarray(r - rd)
+
+
 _STAGE_KEYS = ("gemm", "attn", "elem", "flops", "sel", "sel_flops")
 _FP8_STAGE_KEYS = (*_STAGE_KEYS, "cast_f", "cast_b")  # FP8 adds its operand casts
 
@@ -646,8 +682,15 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     mid = stage(*sh.layers["mid"], 0.0 * t_head)
     last = stage(*sh.layers["last"], t_head)
     rec = st.recompute
+    # block method: the recompute re-runs the forward of only some layers (full_recompute_layers)
+    partial = bool(np.any(st.rc_layers >= 0))
+    if partial:
+        rc = {k: full_recompute_layers(st, sh, k) for k in ("first", "mid", "last")}
+        cast = ("cast_f",) if ctx.fp8 else ()
+        rerun_d = sum((dense[k] for k in ("gemm", *cast, "attn", "elem")), 0.0 * tokens)
+        rerun_m = sum((moe[k] for k in ("gemm", *cast, "attn", "elem")), 0.0 * tokens)
 
-    def fwd_bwd(sg: dict[str, Arr]) -> tuple[Arr, Arr, Arr]:
+    def fwd_bwd(sg: dict[str, Arr], key: str) -> tuple[Arr, Arr, Arr]:
         # FP8 casts: the forward quantizes GEMM inputs, the backward output gradients (once each)
         gemm_f, gemm_b = (
             (sg["gemm"] + sg["cast_f"], 2.0 * sg["gemm"] + sg["cast_b"]) if ctx.fp8 else (sg["gemm"], 2.0 * sg["gemm"])
@@ -655,13 +698,15 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
         fwd = gemm_f + sg["attn"] + sg["elem"] + sg["head"]
         bwd = gemm_b + 2.5 * sg["attn"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
         full_rec = gemm_f + sg["attn"] + sg["elem"]
+        if partial:
+            full_rec = np.where(st.rc_layers >= 0, rc[key][0] * rerun_d + rc[key][1] * rerun_m, full_rec)
         recomp = np.where(rec == 2, full_rec, np.where(rec == 1, sg["sel"], 0.0))
         return fwd, bwd, recomp
 
     # the busiest stage sets the pace: first, a middle one (pp > 2) or the last with the LM head
-    f1, b1, r1 = fwd_bwd(first)
-    fm, bm, rm = fwd_bwd(mid)
-    f2, b2, r2 = fwd_bwd(last)
+    f1, b1, r1 = fwd_bwd(first, "first")
+    fm, bm, rm = fwd_bwd(mid, "mid")
+    f2, b2, r2 = fwd_bwd(last, "last")
     c1, cm, c2 = f1 + b1 + r1, np.where(pp > 2, fm + bm + rm, 0.0), f2 + b2 + r2
     use_last = (c2 >= c1) & (c2 >= cm)
     use_mid = ~use_last & (cm > c1)
@@ -685,17 +730,25 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     chunk_last = per_layer_last * np.maximum(sh.last_chunk, 0.0) + 3.0 * t_head
     per_layer_busy = np.maximum(c1 / np.maximum(sh.n_first, 1.0), cm / np.maximum(sh.slots, 1.0))
     chunk_max = np.maximum(np.maximum(np.maximum(c1, cm) / v, per_layer_busy * sh.chunk_slots), chunk_last)
+    nd_s, nm_s = pick(dl, dm, d1), pick(ml, mm, m1)
+    if partial:
+        rd_s = pick(rc["last"][0], rc["mid"][0], rc["first"][0])
+        rm_s = pick(rc["last"][1], rc["mid"][1], rc["first"][1])
+    else:  # every layer wherever recompute is full
+        rd_s, rm_s = np.where(rec == 2, nd_s, 0.0), np.where(rec == 2, nm_s, 0.0)
     return Compute(
         dense=dense,
         moe=moe,
         t_fwd=pick(f2, fm, f1),
         t_bwd=pick(b2, bm, b1),
         t_rec=pick(r2, rm, r1),
-        nd_s=pick(dl, dm, d1),
-        nm_s=pick(ml, mm, m1),
+        nd_s=nd_s,
+        nm_s=nm_s,
         use_last=use_last,
         w_grad=pick(last["gemm"] + last["head"], mid["gemm"], first["gemm"]),
         chunk_max=chunk_max,
+        rd_s=rd_s,
+        rm_s=rm_s,
     )
 
 
@@ -748,7 +801,7 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     rs = ag if same or not any_sp else collective_time("all_gather", act, group).time_s
     ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
-    passes = 2.0 + np.where(st.recompute == 2, 1.0, 0.0)  # forward, backward, recompute
+    passes = 2.0 + cm.rec_full  # forward, backward, recompute (of the layers full recompute re-runs)
     total = np.where(tp > 1, per_layer * cm.layers_s * passes, 0.0)
     # TP-comm overlap (Transformer Engine userbuffers, sequence parallel only; Wang et al. 2023,
     # "Overlap communication with dependent computation via decomposition"): each all-gather is split
@@ -771,7 +824,7 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
 
     def _overlapped(w: dict[str, Arr]) -> Arr:
         fwd = _exposed(w, 1.0)  # the forward, and again the recompute pass of full recompute
-        return fwd + _exposed(w, 2.0) + np.where(st.recompute == 2, fwd, 0.0)
+        return fwd + _exposed(w, 2.0) + np.where(st.recompute == 2, cm.rec_full * fwd, 0.0)
 
     over = cm.nd_s * _overlapped(cm.dense) + cm.nm_s * (_overlapped(cm.moe) if sh.has_moe else 0.0)
     exposed = np.where(st.tp_overlap & st.sp & (tp > 1), np.minimum(over, total), total)
@@ -946,7 +999,7 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         bytes_scale = np.where(st.deepep & st.dispatch_fp8 & ctx.fp8, (1.0 + 3.0 * B) / (4.0 * B), 1.0)
         a2a_bytes = sh.tokens / np.where(st.sp, tp, 1.0) * k_top * float(model.hidden) * B * bytes_scale
         t_a2a = np.asarray(collective_time("all_to_all", a2a_bytes, group).time_s)
-        passes = 4.0 + np.where(st.recompute == 2, 2.0, 0.0)
+        passes = 4.0 + 2.0 * cm.rec_moe
         total = np.where(ep > 1, t_a2a * passes * cm.nm_s, 0.0)
         nbytes = np.where(ep > 1, a2a_bytes * (ep - 1) / ep * passes * cm.nm_s, 0.0)
         charges = ((np.where(ep > 1, sh.m_mb * passes * cm.nm_s, 0.0), "all_to_all", a2a_bytes, group),)
@@ -1080,7 +1133,7 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     the gradient shard across the shard groups per step.
     """
     v, pp, m_mb = sh.v, sh.pp, sh.m_mb
-    z, rec, c = st.zero, st.recompute, ctx.cal
+    z, c = st.zero, ctx.cal
     zero_t = np.zeros_like(sh.tp)
     gr = pr.groups
     # gradients reduced in fp32 (grad_reduce_in_fp32) or in the parameters' bf16
@@ -1137,7 +1190,7 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     dp_z2 = dp_z1 + (m_mb - 1.0) * exposed(t_rs, cm.t_fwd + bwd_mb, 0.0)
     # ZeRO-3: each collective hides at most behind its own micro-batch's forward or backward;
     # prefetching hides every bucket but the first
-    n_ag_bwd = np.where(rec == 2, 2.0, 1.0)
+    n_ag_bwd = 1.0 + cm.rec_full
     dp_z3 = m_mb * (exposed(t_ag, cm.t_fwd, 0.0) + exposed(n_ag_bwd * t_ag + t_rs, bwd_mb, 0.0))
     dp_exposed = np.where(z == 0, dp_z0, np.where(z == 3, dp_z3, np.where(z == 2, dp_z2, dp_z1)))
     dp_exposed = dp_exposed + np.where(pr.hybrid, exposed(t_rep, win_b), 0.0)
@@ -1337,7 +1390,7 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # with full recompute a micro-batch in flight keeps only each layer's input (2·s·b·h bytes,
     # Korthikanti et al. 2022, Table 2); the one layer being recomputed in the backward holds its
     # full activations once, whatever the number of micro-batches in flight
-    def stage_act(nd: Arr, nm: Arr, r: Arr | float, off: Arr | None = None) -> Arr:
+    def stage_act(nd: Arr, nm: Arr, r: Arr | float, off: Arr | None = None, key: str = "first") -> Arr:
         full_l = np.where(nm > 0, act_moe, act_dense)
         stored = (nd * act_dense + nm * act_moe) * inflight(r)
         # activation offload (pp = 1): the offloaded layers' activations live in host memory; one
@@ -1346,13 +1399,21 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
             off = offloaded_bytes(ctx, st, nd, nm, act_dense, act_moe)
         stored = stored - np.where(off > 0, off - full_l, 0.0)
         ckpt = (nd + nm) * 2.0 * h * tokens / seq_shard * inflight(r) + full_l
+        if np.any(st.rc_layers >= 0):
+            # block method: only the layers full recompute re-runs keep just their input; the others
+            # keep their activations as without recompute (full_recompute_layers), unfused scores too
+            rd, rm = full_recompute_layers(st, sh, key)
+            sc_keep = np.where(~st.flash, 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
+            keep = (nd - rd) * (act_dense + sc_keep) + (nm - rm) * (act_moe + sc_keep)
+            part = ((rd + rm) * 2.0 * h * tokens / seq_shard + keep) * inflight(r) + np.where(rd + rm > 0, full_l, 0.0)
+            ckpt = np.where(st.rc_layers >= 0, part, ckpt)
         return np.asarray(np.where(rec == 2, ckpt, stored))
 
     logits_mem = tokens * (model.vocab / tp) * 6.0
     off = offloaded_bytes(ctx, st, *sh.layers["first"], act_dense, act_moe)  # the first stage's (Memory.offloaded)
     act_first = stage_act(*sh.layers["first"], 0.0, off) + np.where(pp == 1, logits_mem, 0.0)
-    act_mid = np.where(pp > 2, stage_act(*sh.layers["mid"], 1.0), 0.0)
-    act_last = np.where(pp > 1, stage_act(*sh.layers["last"], pp - 1.0) + logits_mem, 0.0)
+    act_mid = np.where(pp > 2, stage_act(*sh.layers["mid"], 1.0, key="mid"), 0.0)
+    act_last = np.where(pp > 1, stage_act(*sh.layers["last"], pp - 1.0, key="last") + logits_mem, 0.0)
     activations = np.maximum(np.maximum(act_first, act_mid), act_last)
     z3_buf = np.where(z == 3, 2.0 * pr.layer_dense / tp * w_b * 2.0, 0.0)
     buffers = ctx.cal.framework_overhead_bytes + z3_buf + np.minimum(pr.p_local * 4.0, 2.0 * 40e6 * 4.0)
@@ -1435,7 +1496,8 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     fwd_flops = cm.nd_s * cm.dense["flops"] + cm.nm_s * cm.moe["flops"]
     sel_fwd = cm.nd_s * cm.dense["sel_flops"] + cm.nm_s * cm.moe["sel_flops"]
     rec = st.recompute
-    rec_flops = np.where(rec == 2, fwd_flops, np.where(rec == 1, sel_fwd, 0.0))
+    full_flops = cm.rd_s * cm.dense["flops"] + cm.rm_s * cm.moe["flops"]  # full recompute's layers
+    rec_flops = np.where(rec == 2, full_flops, np.where(rec == 1, sel_fwd, 0.0))
     hfu = mfu * (1.0 + rec_flops / np.maximum(3.0 * fwd_flops, 1.0))
     return {
         "step_time_s": step,

@@ -52,6 +52,8 @@ REASONS = (
     "heads per tp rank; choose another cp_a2a_size",
     "activation offload: offload_layers needs pp = 1, recompute none and fewer layers than the model has "
     "(Megatron-Core cpu_offloading); set offload_layers 0 or meet those",
+    "block recompute: recompute_layers needs recompute full (Megatron-Core --recompute-method block); "
+    "set recompute full or recompute_layers null",
 )
 
 # the scenario field each rule asks to change first (its reason names the others)
@@ -76,6 +78,7 @@ RULE_FIELDS = (
     "parallel.cp",
     "parallel.cp_a2a_size",
     "parallel.offload_layers",
+    "parallel.recompute_layers",
 )
 assert len(RULE_FIELDS) == len(REASONS)
 PIPELINE_SPLIT_RULES = (4, 5, 6)  # the rules that follow the software release (Context.splits)
@@ -140,6 +143,8 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
         rule(18, (st.cp_comm == 3) & (st.cp > 1) & ((st.cp % a2a != 0) | ~splits(a2a)))
     if np.any(st.offload > 0):
         rule(19, (st.offload > 0) & ((st.pp > 1) | (st.recompute != 0) | (st.offload >= L)))
+    if np.any(st.rc_layers >= 0):
+        rule(20, (st.rc_layers >= 0) & (st.recompute != 2))
     return code if one else np.asarray(first.astype(np.int64) - 1)
 
 

@@ -64,7 +64,8 @@ class Strategies:
     """Parallel strategies, column-wise. ``recompute``: 0 none, 1 selective, 2 full. ``shard``: the
     ZeRO shard-group size (hybrid sharding), 0 = all dp·cp ranks. ``cp_comm``: the context-parallel
     exchange (:data:`CP_COMM_CODES`); ``cp_a2a``: the inner all-to-all group of ``a2a+p2p``, 0 = the cp
-    ranks of one scale-up domain."""
+    ranks of one scale-up domain. ``rc_layers``: with full recompute, the layers of each model chunk
+    recomputed (Megatron-Core's block method), -1 = every layer."""
 
     tp: IntArr
     pp: IntArr
@@ -96,6 +97,7 @@ class Strategies:
     cp_comm: IntArr  # CP_COMM_CODES
     cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain
     offload: IntArr  # layers whose activations are offloaded to host memory
+    rc_layers: IntArr  # recompute full: layers per model chunk recomputed (block method); -1 = every layer
 
     def __len__(self) -> int:
         return int(self.tp.shape[0])
@@ -123,6 +125,9 @@ class Strategies:
             cp_comm=np.array([CP_COMM_CODES[s.cp_comm_type] for s in specs], dtype=np.int64),
             cp_a2a=np.array([s.cp_a2a_size or 0 for s in specs], dtype=np.int64),
             offload=col("offload_layers"),
+            rc_layers=np.array(
+                [-1 if s.recompute_layers is None else s.recompute_layers for s in specs], dtype=np.int64
+            ),
         )
 
     @classmethod
@@ -156,6 +161,7 @@ class Strategies:
             cp_comm=np.broadcast_to(np.asarray(cpc, dtype=np.int64), (n,)).copy(),
             cp_a2a=get("cp_a2a", 0, np.int64),
             offload=get("offload", d.offload_layers, np.int64),
+            rc_layers=get("rc_layers", -1, np.int64),
         )
 
     def scalars(self, i: int = 0) -> Strategies:
@@ -180,4 +186,5 @@ class Strategies:
             "cp_comm_type": _CP_NAMES[int(self.cp_comm[i])],
             "cp_a2a_size": int(self.cp_a2a[i]) or None,
             "offload_layers": int(self.offload[i]),
+            "recompute_layers": int(self.rc_layers[i]) if self.rc_layers[i] >= 0 else None,
         }

@@ -67,8 +67,11 @@ def _megatron(sc: Scenario) -> list[str]:
         a.append("--use-distributed-optimizer")
     if p.recompute == "selective":
         a.append("--recompute-granularity selective")
-    elif p.recompute == "full":
+    elif p.recompute == "full" and p.recompute_layers is None:
         a += ["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
+    elif p.recompute == "full" and p.recompute_layers:  # the first N layers of each model chunk
+        n = p.recompute_layers
+        a += ["--recompute-granularity full", "--recompute-method block", f"--recompute-num-layers {n}"]
     if p.tp_comm_overlap and p.tp > 1:
         a.append("--tp-comm-overlap")
     if p.dp_comm_overlap:
@@ -132,10 +135,12 @@ def _nemo(sc: Scenario) -> list[str]:
             a.append(f"model.config.hierarchical_context_parallel_sizes=[{inner},{p.cp // inner}]")
     if p.zero >= 3:
         a.append(f"{s}.fsdp=megatron")
-    if p.recompute != "none":
+    if p.recompute != "none" and p.recompute_layers != 0:  # full of 0 layers per chunk: no recompute
         a.append(f"model.config.recompute_granularity={p.recompute}")
-        if p.recompute == "full":
+        if p.recompute == "full" and p.recompute_layers is None:
             a += ["model.config.recompute_method=uniform", "model.config.recompute_num_layers=1"]
+        elif p.recompute == "full":
+            a += ["model.config.recompute_method=block", f"model.config.recompute_num_layers={p.recompute_layers}"]
     if p.tp_comm_overlap and p.tp > 1:
         a.append("model.config.tp_comm_overlap=true")
     if p.dp_comm_overlap:

@@ -64,6 +64,14 @@ class ParallelSpec(Spec):
         "MiCS and Megatron-Core partial distributed optimizer; None = all dp·cp ranks",
     )
     recompute: Literal["none", "selective", "full"] = "selective"
+    recompute_layers: int | None = Field(
+        None,
+        ge=0,
+        description="recompute full only: the first N layers of every model chunk (each pipeline stage, each "
+        "virtual stage with interleaving) are recomputed in full and the others keep their activations as "
+        "with recompute none (Megatron-Core --recompute-method block --recompute-num-layers N; a chunk of "
+        "fewer layers recomputes them all). None = every layer",
+    )
     offload_layers: int = Field(
         0,
         ge=0,
@@ -160,6 +168,12 @@ class ParallelSpec(Spec):
                 raise FieldError("cp_a2a_size", f"= {self.cp_a2a_size} must divide cp = {self.cp}")
         if self.vpp > 1 and self.pp == 1:
             raise FieldError("vpp", f"vpp = {self.vpp} needs pp > 1")
+        if self.recompute_layers is not None and self.recompute != "full":
+            raise FieldError(
+                "recompute_layers",
+                f"= {self.recompute_layers} needs recompute full, not {self.recompute} (Megatron-Core's "
+                "block method recomputes whole layers)",
+            )
         if self.offload_layers and self.pp > 1:
             raise FieldError(
                 "offload_layers",

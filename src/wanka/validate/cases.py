@@ -46,6 +46,7 @@ class CaseParallelism(_Row):
     vpp: int | None = Field(None, ge=1, le=1_000)
     sequence_parallel: bool | None = None
     recompute: Literal["none", "selective", "full"] | None = None
+    recompute_layers: int | None = Field(None, ge=0, le=100_000)  # full, block method: layers per model chunk
     zero: int | None = Field(None, ge=0, le=3)
     cp_comm_type: CpCommType | None = None  # the source's CP attention (default p2p)
 
@@ -321,6 +322,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             "sp": par.sequence_parallel if par.sequence_parallel is not None else par.tp > 1,
             "zero": par.zero or 0,
             "recompute": par.recompute or "none",
+            **({"recompute_layers": par.recompute_layers} if par.recompute_layers is not None else {}),
             **({"cp_comm_type": par.cp_comm_type} if par.cp_comm_type else {}),
         },
         "software": software,

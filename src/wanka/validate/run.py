@@ -151,6 +151,7 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
         micro_batch=[r[1] for r in rows],
         recompute=[r[2] for r in rows],
         offload=[r[3] for r in rows],
+        rc_layers=[-1 if r[2] != "full" or par.recompute_layers is None else par.recompute_layers for r in rows],
     )
 
 
