@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from wanka.engine import StepResult, estimate_step
 from wanka.spec import Scenario
-from wanka.validate.cases import case_scenario, load_cases
+from wanka.validate.cases import Case, case_scenario, load_cases
+
+NEMO_TABLES = Path(__file__).resolve().parents[1] / "benchmarks" / "extra_runs" / "nemo_perf_tables.yaml"
 
 
 @pytest.fixture
@@ -23,3 +28,23 @@ def scenario_of_case(tmp_path: Path) -> Callable[[str], Scenario]:
         return case_scenario(cases[0])[0]
 
     return build
+
+
+@pytest.fixture(scope="session")
+def nemo_step() -> Callable[..., StepResult]:
+    """One step of a NeMo performance-table row by id, with dotted-path changes to its raw fields
+    (``nemo_step(row, **{"software.cuda_graphs": False})``), built through the validator's case door."""
+    raw_by_id = {c.id: c.raw for c in load_cases(NEMO_TABLES)[0]}
+
+    def step(row_id: str, **changes: Any) -> StepResult:
+        raw = copy.deepcopy(raw_by_id[row_id])
+        for path, value in changes.items():
+            *head, last = path.split(".")
+            d = raw
+            for k in head:
+                d = d[k]
+            d[last] = value
+        case = Case(id=row_id, kind="steady_state", raw=raw)
+        return estimate_step(case_scenario(case)[0], require_fit=False)
+
+    return step

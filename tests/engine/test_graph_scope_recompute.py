@@ -9,39 +9,22 @@ activation, with its eager clamp, run again in the backward.
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from wanka.calibration import default_calibration
 from wanka.catalog import accelerator
-from wanka.engine import estimate_step
+from wanka.engine import StepResult
 from wanka.spec import load_model
-from wanka.validate.cases import Case, case_scenario, load_cases
+from wanka.validate.cases import load_cases
 from wanka.workload import clamp_fwd_elems_per_token
 
 ROOT = Path(__file__).resolve().parents[2]
 NEMO = ROOT / "benchmarks" / "extra_runs" / "nemo_perf_tables.yaml"
 GB300_ROW = "nemo2604_gpt_oss_120b_gb300_bf16_64g"
 GB200_ROW = "nemo2604_gpt_oss_120b_gb200_bf16_64g"
-
-
-def _row(row_id: str, **changes: Any) -> Case:
-    cases, _ = load_cases(NEMO)
-    raw = copy.deepcopy(next(c.raw for c in cases if c.id == row_id))
-    for path, value in changes.items():
-        *head, last = path.split(".")
-        d = raw
-        for k in head:
-            d = d[k]
-        d[last] = value
-    return Case(id=row_id, kind="steady_state", raw=raw)
-
-
-def _step(row_id: str, **changes: Any) -> Any:
-    return estimate_step(case_scenario(_row(row_id, **changes))[0], require_fit=False)
 
 
 def test_rows_carry_the_presets_switches() -> None:
@@ -53,10 +36,10 @@ def test_rows_carry_the_presets_switches() -> None:
     assert gb200["software"]["cuda_graphs"] is False
 
 
-def test_partial_scope_keeps_the_moe_launch_cost_per_layer_pass() -> None:
-    none = _step(GB300_ROW, **{"software.cuda_graphs": False})
-    partial = _step(GB300_ROW)
-    full = _step(GB300_ROW, **{"software.cuda_graphs_moe": True})
+def test_partial_scope_keeps_the_moe_launch_cost_per_layer_pass(nemo_step: Callable[..., StepResult]) -> None:
+    none = nemo_step(GB300_ROW, **{"software.cuda_graphs": False})
+    partial = nemo_step(GB300_ROW)
+    full = nemo_step(GB300_ROW, **{"software.cuda_graphs_moe": True})
     # full graphs < partial scope < no graphs
     assert full.step_time_s < partial.step_time_s < none.step_time_s
     cal = default_calibration()
@@ -70,20 +53,20 @@ def test_partial_scope_keeps_the_moe_launch_cost_per_layer_pass() -> None:
     )
 
 
-def test_partial_scope_means_nothing_without_graphs_or_moe() -> None:
-    off = _step(GB300_ROW, **{"software.cuda_graphs": False})
-    off_partial = _step(GB300_ROW, **{"software.cuda_graphs": False, "software.cuda_graphs_moe": False})
+def test_partial_scope_means_nothing_without_graphs_or_moe(nemo_step: Callable[..., StepResult]) -> None:
+    off = nemo_step(GB300_ROW, **{"software.cuda_graphs": False})
+    off_partial = nemo_step(GB300_ROW, **{"software.cuda_graphs": False, "software.cuda_graphs_moe": False})
     assert off.step_time_s == off_partial.step_time_s
     dense = {"model.type": "dense", "model.moe": None, "model.ffn_act_clamp": None, "parallelism.ep": 1}
-    full = _step(GB300_ROW, **dense, **{"software.cuda_graphs_moe": True})
-    partial = _step(GB300_ROW, **dense)
+    full = nemo_step(GB300_ROW, **dense, **{"software.cuda_graphs_moe": True})
+    partial = nemo_step(GB300_ROW, **dense)
     assert full.step_time_s == partial.step_time_s
 
 
-def test_selective_recompute_reruns_the_eager_clamp_unless_fused() -> None:
-    eager = _step(GB200_ROW)
-    fused = _step(GB200_ROW, **{"software.mlp_op_fuser": True})
-    plain = _step(GB200_ROW, **{"model.ffn_act_clamp": None})
+def test_selective_recompute_reruns_the_eager_clamp_unless_fused(nemo_step: Callable[..., StepResult]) -> None:
+    eager = nemo_step(GB200_ROW)
+    fused = nemo_step(GB200_ROW, **{"software.mlp_op_fuser": True})
+    plain = nemo_step(GB200_ROW, **{"model.ffn_act_clamp": None})
     # the recompute pass re-runs the clamp's forward (8f per token) once, at the HBM's elementwise rate
     m = load_model("gpt-oss-120b")
     clamp = clamp_fwd_elems_per_token(m, "moe")
@@ -94,7 +77,7 @@ def test_selective_recompute_reruns_the_eager_clamp_unless_fused() -> None:
     assert extra == pytest.approx(36 * tokens * clamp * 2.0 / bw, rel=1e-6)
     assert fused.breakdown["recompute"] == pytest.approx(plain.breakdown["recompute"], rel=1e-12)
     # without recompute nothing is re-run
-    none = _step(GB200_ROW, **{"parallelism.recompute": "none"})
+    none = nemo_step(GB200_ROW, **{"parallelism.recompute": "none"})
     assert none.breakdown["recompute"] == 0.0
     assert clamp_fwd_elems_per_token(m, "dense") == 8.0 * m.ffn_hidden
     assert clamp_fwd_elems_per_token(m.model_copy(update={"ffn_act_clamp": None}), "moe") == 0.0

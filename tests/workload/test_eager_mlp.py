@@ -8,7 +8,7 @@ properties (``ffn_act_clamp``, ``moe.expert_bias``) cause and the op fuser (``ml
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +16,10 @@ import pytest
 
 from wanka.calibration import default_calibration
 from wanka.catalog import accelerator
-from wanka.engine import estimate_step
+from wanka.engine import StepResult
 from wanka.errors import SpecError
 from wanka.spec import load_model, parse_model
 from wanka.spec.hf_import import load_hf_config, model_from_hf_config
-from wanka.validate.cases import Case, case_scenario, load_cases
 from wanka.workload import eager_mlp_elems_per_token, elementwise_elems_per_token
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,29 +92,16 @@ def test_bad_swiglu_limit_is_named(bad: object) -> None:
 
 
 # ---------------------------------------------------------------- through the engine, on a published row
-def _row(row_id: str, **changes: Any) -> Case:
-    cases, _ = load_cases(NEMO)
-    raw = copy.deepcopy(next(c.raw for c in cases if c.id == row_id))
-    for path, value in changes.items():
-        *head, last = path.split(".")
-        d = raw
-        for k in head:
-            d = d[k]
-        d[last] = value
-    raw["parallelism"]["recompute"] = "none"
-    return Case(id=row_id, kind="steady_state", raw=raw)
-
-
 ROW = "nemo2604_gpt_oss_120b_gb200_bf16_64g"
+NO_RECOMPUTE = {"parallelism.recompute": "none"}  # the eager passes alone, not their recompute
 
 
-def test_gpt_oss_row_costs_the_eager_passes_and_the_op_fuser_removes_them() -> None:
-    eager = estimate_step(case_scenario(_row(ROW))[0], require_fit=False)
-    fused = estimate_step(case_scenario(_row(ROW, **{"software.mlp_op_fuser": True}))[0], require_fit=False)
-    plain = estimate_step(
-        case_scenario(_row(ROW, **{"model.ffn_act_clamp": None, "model.moe.expert_bias": False}))[0],
-        require_fit=False,
-    )
+def test_gpt_oss_row_costs_the_eager_passes_and_the_op_fuser_removes_them(
+    nemo_step: Callable[..., StepResult],
+) -> None:
+    eager = nemo_step(ROW, **NO_RECOMPUTE)
+    fused = nemo_step(ROW, **NO_RECOMPUTE, **{"software.mlp_op_fuser": True})
+    plain = nemo_step(ROW, **NO_RECOMPUTE, **{"model.ffn_act_clamp": None, "model.moe.expert_bias": False})
     # fused, the clamp and bias cost nothing more than a model without them
     assert fused.step_time_s == pytest.approx(plain.step_time_s, rel=1e-12)
     assert fused.memory.activations == pytest.approx(plain.memory.activations, rel=1e-12)
