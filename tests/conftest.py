@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from wanka.engine import StepResult, estimate_step
-from wanka.spec import Scenario
+from wanka.engine import StepResult, estimate_step, make_context
+from wanka.engine.context import Context
+from wanka.spec import Scenario, load_model, parse_scenario
 from wanka.validate.cases import Case, case_scenario, load_cases
 
 NEMO_TABLES = Path(__file__).resolve().parents[1] / "benchmarks" / "extra_runs" / "nemo_perf_tables.yaml"
@@ -48,3 +49,25 @@ def nemo_step() -> Callable[..., StepResult]:
         return estimate_step(case_scenario(case)[0], require_fit=False)
 
     return step
+
+
+@pytest.fixture(scope="session")
+def attention_ctx() -> Callable[..., Context]:
+    """The engine context of Llama 3 8B with its 4096-wide attention cut into heads of ``head_dim``
+    (4096 / head_dim heads, 8 KV heads: the same attention FLOPs per token) on one node of
+    ``accelerator``, 8k tokens, BF16."""
+
+    def build(head_dim: int, accelerator: str = "H100-SXM5-80GB") -> Context:
+        model: dict[str, Any] = load_model("llama3-8b").model_dump(exclude_none=True)
+        model.update(n_heads=4096 // head_dim, head_dim=head_dim, n_kv_heads=8)
+        sc = parse_scenario(
+            {
+                "cluster": {"accelerator": accelerator, "nodes": 1},
+                "model": model,
+                "training": {"global_batch_seqs": 64, "precision": "bf16", "seq_len": 8192},
+                "parallel": {"tp": 1, "pp": 1, "dp": 8},
+            }
+        )
+        return make_context(sc)
+
+    return build

@@ -3,6 +3,7 @@ and 18): the softmax share of a fused-attention kernel follows each accelerator'
 balance, so small heads lose more on Blackwell (tensor rate doubled per SM-clock, exp units not) than on
 Hopper, and less on Blackwell Ultra (exp units doubled)."""
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -11,30 +12,14 @@ from pydantic import ValidationError
 
 from wanka.catalog import accelerator
 from wanka.catalog.entries import AcceleratorEntry
-from wanka.engine import make_context
 from wanka.engine.context import Context
 from wanka.engine.core import head_dim_throughput, softmax_ratio
-from wanka.spec import load_model, parse_scenario
 
 
-def _ctx(acc: str, head_dim: int = 64) -> Context:
-    model: dict[str, Any] = load_model("llama3-8b").model_dump(exclude_none=True)
-    model.update(n_heads=4096 // head_dim, head_dim=head_dim, n_kv_heads=8)
-    sc = parse_scenario(
-        {
-            "cluster": {"accelerator": acc, "nodes": 1},
-            "model": model,
-            "training": {"global_batch_seqs": 64, "precision": "bf16", "seq_len": 8192},
-            "parallel": {"tp": 1, "pp": 1, "dp": 8},
-        }
-    )
-    return make_context(sc)
-
-
-def test_the_reference_gpu_reproduces_the_measured_softmax_ratio() -> None:
+def test_the_reference_gpu_reproduces_the_measured_softmax_ratio(attention_ctx: Callable[..., Context]) -> None:
     # consistency check: attn_softmax_ratio was measured on H100 SXM5, whose catalog balances are the
     # calibration's reference ones, so the per-accelerator split must give it back unchanged
-    h100 = _ctx("H100-SXM5-80GB")
+    h100 = attention_ctx(64, "H100-SXM5-80GB")
     assert softmax_ratio(h100) == pytest.approx(h100.cal.attn_softmax_ratio, rel=2e-3)
     # FlashAttention-3 (Sec. 3.1): 989 TFLOPS vs 3.9 T exp/s, 512 matmul FLOPs per exp at head dim 128, so the
     # exponentials alone take ~50% of the forward matmul time
@@ -43,18 +28,20 @@ def test_the_reference_gpu_reproduces_the_measured_softmax_ratio() -> None:
     assert acc.peak("bf16") / acc.exp_rate / 512.0 == pytest.approx(0.5, abs=0.01)
 
 
-def test_small_heads_lose_more_on_blackwell_and_less_on_blackwell_ultra() -> None:
-    hd = {a: head_dim_throughput(_ctx(a)) for a in ("A100-SXM4-80GB", "H100-SXM5-80GB", "B200", "B300")}
-    r = {a: softmax_ratio(_ctx(a)) for a in hd}
+def test_small_heads_lose_more_on_blackwell_and_less_on_blackwell_ultra(attention_ctx: Callable[..., Context]) -> None:
+    hd = {a: head_dim_throughput(attention_ctx(64, a)) for a in ("A100-SXM4-80GB", "H100-SXM5-80GB", "B200", "B300")}
+    r = {a: softmax_ratio(attention_ctx(64, a)) for a in hd}
     assert r["A100-SXM4-80GB"] < r["H100-SXM5-80GB"] < r["B300"] < r["B200"]
     assert hd["B200"] < hd["B300"] < hd["H100-SXM5-80GB"] < hd["A100-SXM4-80GB"] < 1.0
     # head dim 128 + 128 is where the catalog's fractions are quoted: no change there on any accelerator
     for a in hd:
-        assert head_dim_throughput(_ctx(a, head_dim=128)) == 1.0
+        assert head_dim_throughput(attention_ctx(128, a)) == 1.0
 
 
-def test_the_exp_part_follows_the_exp_rate_and_an_unknown_rate_falls_back_to_the_reference() -> None:
-    b200 = _ctx("B200")
+def test_the_exp_part_follows_the_exp_rate_and_an_unknown_rate_falls_back_to_the_reference(
+    attention_ctx: Callable[..., Context],
+) -> None:
+    b200 = attention_ctx(64, "B200")
     assert b200.acc.exp_rate is not None
     doubled = replace(b200, acc=replace(b200.acc, exp_rate=2.0 * b200.acc.exp_rate))
     exp_part = 2.0 * (b200.acc.peak("bf16") / b200.acc.exp_rate) / (7.0 * 256.0)
@@ -75,11 +62,13 @@ def test_catalog_exp_rates_match_the_per_sm_clock_balances() -> None:
         assert acc.peak("bf16") / acc.exp_rate == pytest.approx(ratio, rel=2e-3), name
 
 
-def test_blackwell_ultra_attention_fraction_is_derived_from_blackwell_by_the_softmax_share() -> None:
+def test_blackwell_ultra_attention_fraction_is_derived_from_blackwell_by_the_softmax_share(
+    attention_ctx: Callable[..., Context],
+) -> None:
     # consistency check: B300 / GB300 have no published kernel figure; their catalog fraction is the
     # measured B200 one (GB200: B200's at the superchip clock) with only the softmax share changed
     for ultra, base in (("B300", "B200"), ("GB300", "GB200")):
-        u, b = _ctx(ultra), _ctx(base)
+        u, b = attention_ctx(64, ultra), attention_ctx(64, base)
         derived = b.acc.attention_fraction * (1.0 + softmax_ratio(b)) / (1.0 + softmax_ratio(u))
         assert u.acc.attention_fraction == pytest.approx(derived, abs=0.002), ultra
         assert u.acc.attention_fraction > b.acc.attention_fraction
@@ -103,11 +92,13 @@ def test_a_negative_exp_rate_is_refused_naming_the_field() -> None:
         AcceleratorEntry.model_validate(entry)
 
 
-def test_hopper_to_blackwell_attention_fraction_follows_the_softmax_share() -> None:
+def test_hopper_to_blackwell_attention_fraction_follows_the_softmax_share(
+    attention_ctx: Callable[..., Context],
+) -> None:
     # check against a published figure the softmax split was not built from: the matmul-only share of a
     # fused kernel, fraction x (1 + r), measured on H100 (0.60, FlashAttention-3 / cuDNN) and moved to B200's
     # softmax share gives B200's cuDNN figure from the FlashAttention-4 paper (0.45) within 6%
-    h100, b200 = _ctx("H100-SXM5-80GB"), _ctx("B200")
+    h100, b200 = attention_ctx(64, "H100-SXM5-80GB"), attention_ctx(64, "B200")
     predicted = h100.acc.attention_fraction * (1.0 + softmax_ratio(h100)) / (1.0 + softmax_ratio(b200))
     assert predicted == pytest.approx(b200.acc.attention_fraction, rel=0.06)
     # the mechanism removed (no exp rates: r as on H100 everywhere), the same prediction is a third too high

@@ -2,31 +2,15 @@
 does 2(d_qk + d_v) matmul FLOPs but a fixed amount of softmax work, so at head dim 64 it reaches fewer
 FLOP/s than at 128, where the accelerators' attention fractions are quoted."""
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pytest
 
-from wanka.engine import Strategies, make_context
+from wanka.engine import Strategies
 from wanka.engine.context import Context
 from wanka.engine.core import _layer_fwd, head_dim_throughput
-from wanka.spec import load_model, parse_scenario
-
-
-def _ctx(n_heads: int, head_dim: int, accelerator: str = "H100-SXM5-80GB") -> Context:
-    # the same attention width (n_heads x head_dim = 4096), so the same attention FLOPs per token
-    model: dict[str, Any] = load_model("llama3-8b").model_dump(exclude_none=True)
-    model.update(n_heads=n_heads, head_dim=head_dim, n_kv_heads=8)
-    sc = parse_scenario(
-        {
-            "cluster": {"accelerator": accelerator, "nodes": 1},
-            "model": model,
-            "training": {"global_batch_seqs": 64, "precision": "bf16", "seq_len": 8192},
-            "parallel": {"tp": 1, "pp": 1, "dp": 8},
-        }
-    )
-    return make_context(sc)
 
 
 def _attn(ctx: Context) -> float:
@@ -35,8 +19,10 @@ def _attn(ctx: Context) -> float:
     return float(_layer_fwd(ctx, "dense", one * 8192, st, one, one, one)["attn"][0])
 
 
-def test_small_heads_run_at_the_flop_rate_the_flashattention3_sweep_measured() -> None:
-    wide, small = _ctx(32, 128), _ctx(64, 64)
+def test_small_heads_run_at_the_flop_rate_the_flashattention3_sweep_measured(
+    attention_ctx: Callable[..., Context],
+) -> None:
+    wide, small = attention_ctx(128), attention_ctx(64)
     assert wide.attn_flops_per_token == pytest.approx(small.attn_flops_per_token)
     # consistency check against the source of attn_softmax_ratio (FlashAttention-3, Figs. 5-6, cuDNN
     # on H100 at seq 4k): forward + backward at head dim 64 runs at 414 / 526 = 0.788 of head dim 128
@@ -48,9 +34,11 @@ def test_small_heads_run_at_the_flop_rate_the_flashattention3_sweep_measured() -
     assert _attn(flat) == pytest.approx(_attn(wide), rel=1e-9)
 
 
-def test_wider_heads_are_not_credited_and_more_softmax_work_slows_small_heads_further() -> None:
-    assert head_dim_throughput(_ctx(16, 256)) == 1.0
-    small = _ctx(64, 64)
+def test_wider_heads_are_not_credited_and_more_softmax_work_slows_small_heads_further(
+    attention_ctx: Callable[..., Context],
+) -> None:
+    assert head_dim_throughput(attention_ctx(256)) == 1.0
+    small = attention_ctx(64)
     heavier = replace(small, cal=replace(small.cal, attn_softmax_ratio=2.0 * small.cal.attn_softmax_ratio))
     assert head_dim_throughput(heavier) < head_dim_throughput(small) < 1.0
     assert _attn(heavier) > _attn(small)
