@@ -32,6 +32,18 @@ def _cp_a2a(sc: Scenario) -> int:
     return math.gcd(p.cp, min(p.cp, max(1, sc.cluster.scale_up.domain_size // p.tp)))
 
 
+# CUDA graphs that leave the MoE block eager (``cuda_graphs_moe: false``): Transformer Engine graphs of
+# the attention, the router and the dispatcher's preprocessing (Megatron-Core 0.14+ ``--cuda-graph-impl
+# transformer_engine --cuda-graph-scope``, as Megatron-Bridge's GPT-OSS GB300 / B300 presets set them)
+_PARTIAL_SCOPE = ("attn", "moe_router", "moe_preprocess")
+
+
+def _partial_graphs(sc: Scenario) -> bool:
+    p, m = sc.parallel, sc.model
+    assert p is not None and m is not None
+    return not p.cuda_graphs_moe and m.moe is not None
+
+
 def _megatron(sc: Scenario) -> list[str]:
     m, t, p = sc.model, sc.training, sc.parallel
     assert m is not None and t is not None and p is not None
@@ -78,7 +90,9 @@ def _megatron(sc: Scenario) -> list[str]:
         a += ["--overlap-grad-reduce", "--overlap-param-gather"]
     if p.flash_attention:
         a.append("--use-flash-attn")
-    if p.cuda_graphs:
+    if p.cuda_graphs and _partial_graphs(sc):
+        a += ["--cuda-graph-impl transformer_engine", f"--cuda-graph-scope {' '.join(_PARTIAL_SCOPE)}"]
+    elif p.cuda_graphs:
         a.append("--enable-cuda-graph")
     a += [
         f"--micro-batch-size {t.micro_batch}",
@@ -149,7 +163,12 @@ def _nemo(sc: Scenario) -> list[str]:
         a += ["trainer.plugins.fp8=hybrid"] + (
             ["trainer.plugins.fp8_recipe=mxfp8"] if t.precision_recipe == "mxfp8" else []
         )
-    if p.cuda_graphs:
+    if p.cuda_graphs and _partial_graphs(sc):
+        a += [
+            "model.config.cuda_graph_impl=transformer_engine",
+            f"model.config.cuda_graph_scope=[{','.join(_PARTIAL_SCOPE)}]",
+        ]
+    elif p.cuda_graphs:
         a.append("model.config.enable_cuda_graph=true")
     return a
 
