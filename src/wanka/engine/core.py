@@ -639,8 +639,8 @@ def full_recompute_layers(st: Strategies, sh: Shape, key: str) -> tuple[Arr, Arr
     full = st.recompute == 2
     if not np.any(st.rc_layers >= 0):  # every layer wherever recompute is full
         return np.asarray(np.where(full, nd, 0.0)), np.asarray(np.where(full, nm, 0.0))
-    n_layers = np.asarray(sh.chunk_slots - sh.short if key == "first" else sh.chunk_slots)
-    odd = {"first": n_layers, "mid": sh.chunk_slots, "last": sh.last_chunk}[key]  # the chunk that differs
+    # the stage's chunk that differs from its chunk_slots-layer others
+    odd = {"first": sh.chunk_slots - sh.short, "mid": sh.chunk_slots, "last": sh.last_chunk}[key]
     n = st.rc_layers.astype(np.float64)
     block = (sh.v - 1.0) * np.minimum(n, sh.chunk_slots) + np.minimum(n, np.maximum(odd, 0.0))
     r = np.where(full, np.where(n < 0.0, nd + nm, np.minimum(block, nd + nm)), 0.0)
@@ -684,8 +684,8 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     rec = st.recompute
     # block method: the recompute re-runs the forward of only some layers (full_recompute_layers)
     partial = bool(np.any(st.rc_layers >= 0))
+    rc = {k: full_recompute_layers(st, sh, k) for k in ("first", "mid", "last")}
     if partial:
-        rc = {k: full_recompute_layers(st, sh, k) for k in ("first", "mid", "last")}
         cast = ("cast_f",) if ctx.fp8 else ()
         rerun_d = sum((dense[k] for k in ("gemm", *cast, "attn", "elem")), 0.0 * tokens)
         rerun_m = sum((moe[k] for k in ("gemm", *cast, "attn", "elem")), 0.0 * tokens)
@@ -731,11 +731,8 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     per_layer_busy = np.maximum(c1 / np.maximum(sh.n_first, 1.0), cm / np.maximum(sh.slots, 1.0))
     chunk_max = np.maximum(np.maximum(np.maximum(c1, cm) / v, per_layer_busy * sh.chunk_slots), chunk_last)
     nd_s, nm_s = pick(dl, dm, d1), pick(ml, mm, m1)
-    if partial:
-        rd_s = pick(rc["last"][0], rc["mid"][0], rc["first"][0])
-        rm_s = pick(rc["last"][1], rc["mid"][1], rc["first"][1])
-    else:  # every layer wherever recompute is full
-        rd_s, rm_s = np.where(rec == 2, nd_s, 0.0), np.where(rec == 2, nm_s, 0.0)
+    rd_s = pick(rc["last"][0], rc["mid"][0], rc["first"][0])
+    rm_s = pick(rc["last"][1], rc["mid"][1], rc["first"][1])
     return Compute(
         dense=dense,
         moe=moe,

@@ -319,16 +319,26 @@ def eager_mlp_elems_per_token(model: ModelSpec, kind: LayerKind) -> tuple[float,
     The engine charges the backward twice the forward's memory-bound time, so the forward-equivalent
     traffic is (forward + backward) / 3.
     """
-    if model.moe is not None and kind == "moe":
-        m = model.moe
-        f = float(m.expert_ffn_hidden * (m.top_k + m.n_shared_experts))
-        bias = (6.0 + 6.0) * m.top_k * float(model.hidden) if m.expert_bias else 0.0
-    else:
-        f = float(model.ffn_hidden)
-        bias = 0.0
-    clamp = model.ffn_act_clamp is not None and model.ffn_act == "swiglu"
+    f = _token_ffn_width(model, kind)
+    m = model.moe
+    bias = (6.0 + 6.0) * m.top_k * float(model.hidden) if m is not None and kind == "moe" and m.expert_bias else 0.0
+    clamp = _clamped(model)
     traffic = ((8.0 + 10.0) * f if clamp else 0.0) + bias
     return traffic / 3.0, (2.0 * f if clamp else 0.0)
+
+
+def _token_ffn_width(model: ModelSpec, kind: LayerKind) -> float:
+    """FFN width one token's activation runs over in a layer: ffn_hidden, or in an MoE layer the widths of
+    its top-k routed and its shared experts."""
+    if model.moe is not None and kind == "moe":
+        m = model.moe
+        return float(m.expert_ffn_hidden * (m.top_k + m.n_shared_experts))
+    return float(model.ffn_hidden)
+
+
+def _clamped(model: ModelSpec) -> bool:
+    """The gated activation clamps its inputs (``ffn_act_clamp``), as a separate kernel when eager."""
+    return model.ffn_act_clamp is not None and model.ffn_act == "swiglu"
 
 
 def clamp_fwd_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
@@ -336,11 +346,7 @@ def clamp_fwd_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     gated activation): split, clamp each half and concatenate, 8f (:func:`eager_mlp_elems_per_token`);
     0 without a clamp. Recomputing the activation (Megatron-Core recompute module ``moe_act`` / ``mlp``:
     the checkpointed ``bias_act_func`` holds the clamp) runs it again in the backward."""
-    if model.ffn_act_clamp is None or model.ffn_act != "swiglu":
-        return 0.0
-    if model.moe is not None and kind == "moe":
-        return 8.0 * float(model.moe.expert_ffn_hidden * (model.moe.top_k + model.moe.n_shared_experts))
-    return 8.0 * float(model.ffn_hidden)
+    return 8.0 * _token_ffn_width(model, kind) if _clamped(model) else 0.0
 
 
 def activation_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
