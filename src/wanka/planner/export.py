@@ -44,6 +44,17 @@ def _partial_graphs(sc: Scenario) -> bool:
     return not p.cuda_graphs_moe and m.moe is not None
 
 
+def _full_recompute(sc: Scenario) -> tuple[str, int] | None:
+    """Megatron-Core's method and layer count of full recompute: ``uniform`` over one-layer groups for
+    every layer, ``block`` for the first ``recompute_layers`` of each model chunk; None when no layer is
+    recomputed in full (recompute none or selective, or ``recompute_layers`` 0)."""
+    p = sc.parallel
+    assert p is not None
+    if p.recompute != "full" or p.recompute_layers == 0:
+        return None
+    return ("uniform", 1) if p.recompute_layers is None else ("block", p.recompute_layers)
+
+
 def _megatron(sc: Scenario) -> list[str]:
     m, t, p = sc.model, sc.training, sc.parallel
     assert m is not None and t is not None and p is not None
@@ -79,11 +90,8 @@ def _megatron(sc: Scenario) -> list[str]:
         a.append("--use-distributed-optimizer")
     if p.recompute == "selective":
         a.append("--recompute-granularity selective")
-    elif p.recompute == "full" and p.recompute_layers is None:
-        a += ["--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1"]
-    elif p.recompute == "full" and p.recompute_layers:  # the first N layers of each model chunk
-        n = p.recompute_layers
-        a += ["--recompute-granularity full", "--recompute-method block", f"--recompute-num-layers {n}"]
+    elif full := _full_recompute(sc):
+        a += ["--recompute-granularity full", f"--recompute-method {full[0]}", f"--recompute-num-layers {full[1]}"]
     if p.tp_comm_overlap and p.tp > 1:
         a.append("--tp-comm-overlap")
     if p.dp_comm_overlap:
@@ -149,12 +157,14 @@ def _nemo(sc: Scenario) -> list[str]:
             a.append(f"model.config.hierarchical_context_parallel_sizes=[{inner},{p.cp // inner}]")
     if p.zero >= 3:
         a.append(f"{s}.fsdp=megatron")
-    if p.recompute != "none" and p.recompute_layers != 0:  # full of 0 layers per chunk: no recompute
-        a.append(f"model.config.recompute_granularity={p.recompute}")
-        if p.recompute == "full" and p.recompute_layers is None:
-            a += ["model.config.recompute_method=uniform", "model.config.recompute_num_layers=1"]
-        elif p.recompute == "full":
-            a += ["model.config.recompute_method=block", f"model.config.recompute_num_layers={p.recompute_layers}"]
+    if p.recompute == "selective":
+        a.append("model.config.recompute_granularity=selective")
+    elif full := _full_recompute(sc):
+        a += [
+            "model.config.recompute_granularity=full",
+            f"model.config.recompute_method={full[0]}",
+            f"model.config.recompute_num_layers={full[1]}",
+        ]
     if p.tp_comm_overlap and p.tp > 1:
         a.append("model.config.tp_comm_overlap=true")
     if p.dp_comm_overlap:
