@@ -468,6 +468,7 @@ class Compute:
     chunk_max: Arr  # fwd + bwd + recompute of the slowest model chunk
     rd_s: Arr  # dense and MoE layers of the busiest stage that full recompute re-runs (block method: some)
     rm_s: Arr
+    rc: dict[str, tuple[Arr, Arr]]  # per stage key ("first", "mid", "last"): full_recompute_layers
 
     @property
     def layers_s(self) -> Arr:
@@ -746,6 +747,7 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
         chunk_max=chunk_max,
         rd_s=rd_s,
         rm_s=rm_s,
+        rc=rc,
     )
 
 
@@ -1399,7 +1401,7 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         if np.any(st.rc_layers >= 0):
             # block method: only the layers full recompute re-runs keep just their input; the others
             # keep their activations as without recompute (full_recompute_layers), unfused scores too
-            rd, rm = full_recompute_layers(st, sh, key)
+            rd, rm = cm.rc[key]
             sc_keep = np.where(~st.flash, 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
             keep = (nd - rd) * (act_dense + sc_keep) + (nm - rm) * (act_moe + sc_keep)
             part = ((rd + rm) * 2.0 * h * tokens / seq_shard + keep) * inflight(r) + np.where(rd + rm > 0, full_l, 0.0)
