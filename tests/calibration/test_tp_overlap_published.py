@@ -37,9 +37,10 @@ _ASYNC = "torchtitan_llama31_70b_256gpu_2d_asynctp"
 _VANILLA = "torchtitan_llama31_70b_256gpu_2d"  # the same run without AsyncTP (superseded row)
 _8B = "torchtitan_llama31_8b_128gpu_fsdp_compile"
 
-# pytorch/torchtitan docs (async TP benchmarks, June 2025; Grand Teton H100 96 GB at 500 W, 400 Gb/s
-# RDMA per GPU): vanilla TP vs async TP tokens/s/GPU. 70B: 256 GPUs, FSDP 32 x TP 8, torch.compile,
-# full AC, local batch 16. 8B: 64 GPUs, FSDP 8 x TP 8, torch.compile, per-op SAC, local batch 12.
+# pytorch/torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md (June 2025, torch 38410cf9;
+# Grand Teton H100 96 GB at 500 W, 400 Gb/s RDMA per GPU): vanilla TP vs async TP tokens/s/GPU.
+# 70B: 256 GPUs, FSDP 32 x TP 8, torch.compile, full AC, local batch 16. 8B: 64 GPUs, FSDP 8 x TP 8,
+# torch.compile, per-op SAC, local batch 12.
 # (float8 rowwise rows left out: the page says their vanilla-TP baseline was being fixed.)
 _JUNE_2025 = {
     "70b_bf16": (597.3, 652.4),
