@@ -22,6 +22,7 @@ from wanka.workload import (
     ParamCount,
     activation_elems_per_token,
     attention_core_flops_per_token,
+    attention_key_spans,
     eager_mlp_elems_per_token,
     elementwise_elems_per_token,
     gemm_input_elems_per_token,
@@ -61,6 +62,7 @@ class Context:
     moe_gemms: tuple[Gemm, ...]
     logits: Gemm
     attn_flops_per_token: float  # forward, non-causal
+    attn_key_spans: tuple[tuple[float, float], ...]  # (share of attn FLOPs, key span) per softmax kind
     elem_dense: float
     elem_moe: float
     act_dense: float
@@ -151,6 +153,7 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         moe_gemms=tuple(layer_gemms(model, "moe")) if model.moe is not None else (),
         logits=logit_gemm(model),
         attn_flops_per_token=attention_core_flops_per_token(model, s),
+        attn_key_spans=attention_key_spans(model, s),
         elem_dense=elementwise_elems_per_token(model, "dense"),
         elem_moe=elementwise_elems_per_token(model, "moe") if model.moe is not None else 0.0,
         act_dense=activation_elems_per_token(model, "dense"),

@@ -369,10 +369,16 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     full_flops = ctx.attn_flops_per_token * tokens / tp
     s = float(ctx.seq_len)
     attn_frac = np.where(st.fa2, ctx.acc.attention_fraction_fa2, ctx.acc.attention_fraction)
-    # one kernel call sees the sequence's s keys, or s/cp per ring step of context parallelism; short
-    # key blocks run below the long-sequence ceiling (FlashAttention-3 sweep over sequence length)
-    key_len = s / st.cp.astype(float)
-    len_eff = key_len / (key_len + ctx.cal.attn_half_len_tokens)
+    # a query tile loops over the key span it attends to (s causal, the window of a sliding layer, the
+    # chunk of a chunked one), at most s/cp per ring step of context parallelism; short key loops run
+    # below the long-sequence ceiling (FlashAttention-3 sweep over sequence length), each layer kind's
+    # share of the attention FLOPs at its own span's rate
+    ring_len = s / st.cp.astype(float)
+    slow = 0.0 * ring_len
+    for share, span in ctx.attn_key_spans:
+        key_len = np.minimum(span, ring_len)
+        slow = slow + share * (key_len + ctx.cal.attn_half_len_tokens) / key_len
+    len_eff = 1.0 / np.where(slow > 0, slow, 1.0)
     hd = head_dim_throughput(ctx)  # small heads: the per-score softmax work weighs more
     t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * ctx.cal.attn_efficiency * len_eff * hd)
     d = float(ctx.model.kv_channels)

@@ -18,7 +18,10 @@ Attention cost per layer kind, forward, per query token, in the non-causal-equiv
 - global: ``c = s`` (PaLM's ``12·L·h·s`` convention, Chowdhery et al. 2022, App. B);
 - sliding window ``w``: token ``i`` sees ``min(i+1, w)`` keys, a mean of ``w - w²/(2s)`` for
   ``w < s``, so ``c = 2w - w²/s`` -- linear in ``s`` where global is quadratic (Beltagy et al. 2020,
-  Longformer Sec. 3: "O(n·w)"; FlashAttention-2's local-window kernel skips the masked blocks);
+  Longformer Sec. 3: "O(n·w)"; FlashAttention-2's local-window kernel skips the masked blocks, and
+  so does cuDNN's SDPA with a left diagonal bound: BF16 forward and backward in time linear in ``s``,
+  NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/results, gpt_oss on GB200 / GB300 with
+  cuDNN 9.22 and on H200 with 9.19);
 - chunked ``C``: causal inside each chunk, so ``c = min(C, s)`` (Llama 4's local layers);
 - linear attention / SSM: no softmax context; their per-token core cost is
   :func:`mixer_core_flops_per_token` (chunkwise algorithms: Yang et al. 2024, Gated DeltaNet,
@@ -39,6 +42,7 @@ __all__ = [
     "activation_elems_per_token",
     "attention_core_flops_per_token",
     "attention_head_dims",
+    "attention_key_spans",
     "attention_output_elems_per_token",
     "clamp_fwd_elems_per_token",
     "eager_mlp_elems_per_token",
@@ -97,6 +101,27 @@ def effective_context(model: ModelSpec, kind: str, seq_len: int) -> float:
         assert model.attention_chunk is not None
         return min(float(model.attention_chunk), s)
     return 0.0
+
+
+def attention_key_spans(model: ModelSpec, seq_len: int) -> tuple[tuple[float, float], ...]:
+    """``(share, span)`` per softmax layer kind: ``share`` of the stack's forward attention-core FLOPs
+    (:func:`attention_core_flops_per_token`) and ``span``, the widest run of keys one query attends
+    to -- ``s`` causal global, the window ``w`` sliding, the chunk ``C`` chunked (each capped at
+    ``s``). A fused kernel loops each query tile over its span's key tiles and no further (the band's
+    outer tiles are skipped: cuDNN SDPA with a left diagonal bound runs in time linear in ``s``,
+    NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/results/gpt_oss and h200_919_only_cudnn),
+    so the span is the key length whose fixed per-tile and pipeline start-up work the engine's short-
+    key efficiency charges. Empty for a stack without softmax layers."""
+    s = float(seq_len)
+    spans = {"global": s}
+    if model.sliding_window is not None:
+        spans["sliding"] = min(float(model.sliding_window), s)
+    if model.attention_chunk is not None:
+        spans["chunked"] = min(float(model.attention_chunk), s)
+    shares = layer_shares(model) if model.layer_pattern is not None else {"global": 1.0}
+    work = {k: f * effective_context(model, k, seq_len) for k, f in shares.items() if k in _SOFTMAX}
+    total = sum(work.values())
+    return tuple((c / total, spans[k]) for k, c in work.items() if c > 0) if total > 0 else ()
 
 
 def mixer_core_flops_per_token(model: ModelSpec, kind: str) -> float:
