@@ -64,6 +64,7 @@ DEFAULTS: dict[str, Any] = {
     "sp_gather_fp8": True,
     "ep_dispatch_fp8": False,
     "expandable_segments": False,
+    "sp_regather": True,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -148,6 +149,7 @@ class SwitchFields(BaseModel):
     sp_gather_fp8: bool | None = None
     ep_dispatch_fp8: bool | None = None
     expandable_segments: bool | None = None
+    sp_regather: bool | None = None
 
 
 class SoftwareRule(_Ranged, SwitchFields):

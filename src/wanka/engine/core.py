@@ -807,7 +807,13 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + cm.rec_full  # forward, backward, recompute (of the layers full recompute re-runs)
-    total = np.where(tp > 1, per_layer * cm.layers_s * passes, 0.0)
+    # Megatron keeps only the local shard of a column-parallel GEMM's sequence-parallel input, so its
+    # backward all-gathers the input again for the weight gradient, beside the data-gradient GEMM
+    # (Korthikanti et al. 2022 Sec. 4.2.2; Megatron-Core LinearWithGradAccumulationAndAsyncCommunication,
+    # Transformer Engine ln_out_needs_gather with the bulk dgrad overlap): two more gathers per layer
+    regather = st.sp & st.regather & (tp > 1)
+    re_ag = np.where(regather, 2.0 * np.asarray(ag), 0.0)
+    total = np.where(tp > 1, (per_layer * passes + re_ag) * cm.layers_s, 0.0)
     # TP-comm overlap (Transformer Engine userbuffers, sequence parallel only; Wang et al. 2023,
     # "Overlap communication with dependent computation via decomposition"): each all-gather is split
     # into tp chunks that stream into the column-parallel GEMM after it, each reduce-scatter out of
@@ -829,19 +835,25 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
 
     def _overlapped(w: dict[str, Arr]) -> Arr:
         fwd = _exposed(w, 1.0)  # the forward, and again the recompute pass of full recompute
-        return fwd + _exposed(w, 2.0) + np.where(st.recompute == 2, cm.rec_full * fwd, 0.0)
+        # the re-gather runs whole beside the data-gradient GEMM of its column-parallel linear (a bulk
+        # overlap: no chunk of it waits for a GEMM to start)
+        re = sum((ag_t - eta * np.minimum(ag_t, w[f"{blk}_col"]) for blk in ("mix", "mlp")), 0.0 * tp)
+        bwd = _exposed(w, 2.0) + np.where(regather, re, 0.0)
+        return fwd + bwd + np.where(st.recompute == 2, cm.rec_full * fwd, 0.0)
 
     over = cm.nd_s * _overlapped(cm.dense) + cm.nm_s * (_overlapped(cm.moe) if sh.has_moe else 0.0)
     exposed = np.where(st.tp_overlap & st.sp & (tp > 1), np.minimum(over, total), total)
     per_pass = np.where(st.sp, 2.0 * (act_ag + act), 4.0 * act)  # SP: 2 gathers + 2 scatters; else 2 all-reduces
-    nbytes = np.where(tp > 1, per_pass * (tp - 1) / tp * cm.layers_s * passes, 0.0)
+    re_bytes = np.where(regather, 2.0 * act_ag, 0.0)
+    nbytes = np.where(tp > 1, (per_pass * passes + re_bytes) * (tp - 1) / tp * cm.layers_s, 0.0)
     calls = np.where(tp > 1, sh.m_mb * cm.layers_s * passes, 0.0)
     sp2 = calls * np.where(st.sp, 2.0, 0.0)
+    re_calls = np.where(regather, 2.0 * sh.m_mb * cm.layers_s, 0.0)
     return Comm(
         exposed=exposed,
         nbytes=nbytes,
         charges=(
-            (sp2, "all_gather", act_ag, group),
+            (sp2 + re_calls, "all_gather", act_ag, group),
             (sp2, "reduce_scatter", act, group),
             (calls * np.where(st.sp, 0.0, 2.0), "all_reduce", act, group),
         ),
@@ -1374,6 +1386,11 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     )
     act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe + o_twice) * tokens / seq_shard
     act_dense, act_moe = act_dense + scores, act_moe + scores
+    # without the backward re-gather (tensor_parallel) the two gathered column-parallel inputs of a layer
+    # are saved whole: (1 - 1/tp) of them beyond the local shard counted above
+    gather_b = np.where(st.gather_fp8, tp_gather_bytes_per_element(ctx), B)
+    kept = np.where(st.sp & ~st.regather & (tp > 1), 2.0 * h * gather_b * (1.0 - 1.0 / tp) * tokens, 0.0)
+    act_dense, act_moe = act_dense + kept, act_moe + kept
     # the eager clamp keeps the FC1 output for its backward, unless fused or re-run by recompute
     if ctx.eager_mlp_dense[1] or ctx.eager_mlp_moe[1]:
         keep = np.where(~st.op_fuser & ~drop, B * tokens / seq_shard, 0.0)

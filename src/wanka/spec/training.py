@@ -147,6 +147,14 @@ class ParallelSpec(Spec):
         "little of the bytes freed every step stays unusable; False = PyTorch's default, fixed segments "
         "split into blocks (fragmentation margin allocator_fragmentation)",
     )
+    sp_regather: bool = Field(
+        True,
+        description="with sequence parallelism the backward all-gathers each column-parallel GEMM's input "
+        "again for its weight gradient, beside the data-gradient GEMM (Megatron-LM / Megatron-Core "
+        "LinearWithGradAccumulationAndAsyncCommunication, Transformer Engine ln_out_needs_gather / bulk "
+        "dgrad overlap; Korthikanti et al. 2022 Sec. 4.2.2), and saves only the local shard; False = the "
+        "gathered input is saved for the backward (DTensor / torch async TP), memory instead of traffic",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
