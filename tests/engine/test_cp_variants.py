@@ -324,3 +324,15 @@ def test_llama3_405b_131k_phase_plans_sensibly() -> None:
     assert rr.breakdown["cp_comm"] < r.breakdown["cp_comm"]  # the ring overlaps what the gather exposes
     assert rr.traffic_bytes["cp"] == pytest.approx(r.traffic_bytes["cp"], rel=1e-12)  # same bytes
     assert r.memory.buffers > rr.memory.buffers  # the gathered full-sequence K/V
+
+
+def test_sliding_window_layers_exchange_whole_kv_blocks_on_the_ring() -> None:
+    # a sliding-window layer's ring still carries every K/V block of its width (the mean attention
+    # context of the stack shrinks with the window, the head dims do not): GPT-OSS's 64-wide heads
+    sc = _sc({"tp": 1, "cp": 2, "dp": 4, "pp": 1, "ep": 8, "cp_comm_type": "p2p"}, model="gpt-oss-120b", seq=8192)
+    r = estimate_step(sc, require_fit=False)
+    m = sc.model
+    assert m is not None and m.layer_pattern is not None
+    tokens = sc.seq_len / 2
+    kv = tokens * m.n_kv_heads * 2 * m.kv_channels * 2.0
+    assert r.traffic_bytes["cp"] == pytest.approx(3 * (2 - 1) * kv * m.n_layers * r.micro_batches, rel=1e-12)

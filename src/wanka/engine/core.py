@@ -53,6 +53,7 @@ from wanka.workload import (
     clamp_fwd_elems_per_token,
     expected_nodes_per_token,
     ffn_matrices,
+    layer_shares,
 )
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
@@ -860,12 +861,21 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     )
 
 
+def softmax_kv_width(ctx: Context) -> float:
+    """``d_qk + d_v`` of one head, averaged over the layers: the softmax layers (global, sliding,
+    chunked) exchange their keys and values across the context-parallel ranks, linear-attention and
+    SSM layers none (they pass a state). Not derived from the attention FLOPs, whose mean context
+    shrinks with every sliding or chunked layer although their K/V blocks do not."""
+    dqk, dv = attention_head_dims(ctx.model)
+    share = sum(f for k, f in layer_shares(ctx.model).items() if k in ("global", "sliding", "chunked"))
+    return float(dqk + dv) * share
+
+
 def _cp_blocks(ctx: Context, sh: Shape) -> tuple[Arr, Arr]:
     """Bytes of this rank's K and V (``kv_block``) and of its Q (= its attention output O) for one
     micro-batch and one layer: ``tokens`` local tokens x heads per tp rank x head dims."""
     model, tp = ctx.model, sh.tp
-    s = float(ctx.seq_len)
-    dqk_dv = ctx.attn_flops_per_token / (2.0 * s * model.n_heads)  # d_qk + d_v
+    dqk_dv = softmax_kv_width(ctx)
     kv_heads = float(model.n_heads if model.attention is not None else model.n_kv_heads)
     kv_block = sh.tokens * np.maximum(kv_heads / tp, 1.0) * dqk_dv * ctx.act_bytes
     q_block = sh.tokens * float(model.n_heads) / tp * (dqk_dv / 2.0) * ctx.act_bytes
@@ -936,13 +946,12 @@ def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Co
     model, tp, cp = ctx.model, sh.tp, sh.cp
     if not np.any(cp > 1):
         return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
-    s = float(ctx.seq_len)
     code = st.cp_comm
     a = cp_a2a_size(ctx, st).astype(float)
     ring = (code == 0) | (code == 3)
     r = cp / a  # ring ranks (cp for p2p)
     group = _group(ctx, r, tp * a, ctx.ring_contention)
-    dqk_dv = ctx.attn_flops_per_token / (2.0 * s * model.n_heads)  # d_qk + d_v
+    dqk_dv = softmax_kv_width(ctx)
     kv_block, q_block = _cp_blocks(ctx, sh)
     t_kv = np.asarray(collective_time("send_recv", kv_block, group).time_s) * (r - 1.0)
     layers_s = cm.layers_s
