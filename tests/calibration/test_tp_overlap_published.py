@@ -14,7 +14,7 @@ check it here:
   the engine's window, hidden / min(c (1 - 1/tp), g). A fused kernel streams tiles, not tp chunks,
   so it is not bound by the engine's exposed chunk: a ceiling for software overlap, not TE's value.
 
-The shipped (fitted) eta is not asserted against these figures: it lies below them, which the
+The shipped (fitted) eta is not asserted against these figures: it lies at their lower end, which the
 calibration's source text states.
 """
 
