@@ -2,8 +2,8 @@
 
 The NeMo performance tables run the same 8-GPU Llama 3 8B FP8 recipe on B200 and GB200 and show GB200
 1-4.5% faster per GPU; the datasheet BF16/FP8 peaks differ by 11% (2.5 vs 2.25 PF). The catalog carries
-each part's measured GEMM share, so the estimate follows the clock ratio (2062 / 1965 MHz), not the
-datasheet ratio.
+each part's measured GEMM share, so the estimate follows the measured GEMM ratio (1,822 / 1,745 TFLOPS:
+152 SMs at up to 2,062 MHz against 148 at 1,965), not the datasheet ratio.
 """
 
 from __future__ import annotations
