@@ -20,7 +20,11 @@ from wanka.engine import StepResult
 from wanka.errors import SpecError
 from wanka.spec import load_model, parse_model
 from wanka.spec.hf_import import load_hf_config, model_from_hf_config
-from wanka.workload import eager_mlp_elems_per_token, elementwise_elems_per_token
+from wanka.workload import (
+    eager_mlp_elems_per_token,
+    elementwise_elems_per_token,
+    expert_bias_fp32_probs_bytes_per_token,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 HF = ROOT / "tests" / "data" / "hf_configs" / "gpt-oss-120b.json"
@@ -62,7 +66,8 @@ def test_clamp_passes_scale_with_the_routed_ffn_width() -> None:
 def test_expert_bias_passes_scale_with_routed_copies_of_hidden() -> None:
     m = _m(moe={**BASE["moe"], "expert_bias": True})
     traffic, stored = eager_mlp_elems_per_token(m, "moe")
-    assert traffic == pytest.approx(12.0 * 4 * 1024 / 3.0) and stored == 0.0
+    # forward 6h, backward 8h (two reductions, 6h, and the split's gradient concatenation, 2h) per routed copy
+    assert traffic == pytest.approx(14.0 * 4 * 1024 / 3.0) and stored == 0.0
     assert eager_mlp_elems_per_token(m, "dense") == (0.0, 0.0)  # only routed experts carry the bias here
     # the fused elementwise count of the layer is unchanged: the eager passes are kept apart
     assert elementwise_elems_per_token(m, "moe") == elementwise_elems_per_token(_m(), "moe")
@@ -108,11 +113,14 @@ def test_gpt_oss_row_costs_the_eager_passes_and_the_op_fuser_removes_them(
     # eager: memory-bound time at the GPU's HBM bandwidth, forward + backward (3x the forward-equivalent)
     m = load_model("gpt-oss-120b")
     traffic, stored = eager_mlp_elems_per_token(m, "moe")
+    # the row dispatches with HybridEP, whose fp32 routing probabilities the eager bias then runs in
+    fp32 = expert_bias_fp32_probs_bytes_per_token(m, "moe", 2.0)
+    assert fp32 > 0
     tokens = 1280 * 4096 / 64  # per GPU per step
     extra = eager.breakdown["compute"] - fused.breakdown["compute"]
     assert extra > 0
     bw = accelerator("GB200").hbm_bandwidth * default_calibration().elementwise_efficiency
-    assert extra == pytest.approx(3.0 * 36 * tokens * traffic * 2.0 / bw, rel=1e-6)
+    assert extra == pytest.approx(3.0 * 36 * tokens * (traffic * 2.0 + fp32) / bw, rel=1e-6)
     # the clamp keeps the FC1 output: 2f bf16 per token of the micro-batch (4 x 4096) in each layer
     grown = eager.memory.activations - fused.memory.activations
     assert grown == pytest.approx(36 * stored * 2.0 * 4 * 4096, rel=1e-9)

@@ -24,7 +24,9 @@ from wanka.workload import (
     attention_core_flops_per_token,
     attention_key_spans,
     eager_mlp_elems_per_token,
+    eager_rope_elems_per_token,
     elementwise_elems_per_token,
+    expert_bias_fp32_probs_bytes_per_token,
     gemm_input_elems_per_token,
     layer_gemms,
     logit_gemm,
@@ -82,6 +84,10 @@ class Context:
     # the FFN clamp's and expert biases' eager kernels: (forward-equivalent traffic, stored) elements
     eager_mlp_dense: tuple[float, float] = (0.0, 0.0)
     eager_mlp_moe: tuple[float, float] = (0.0, 0.0)
+    # an unfused (YaRN-scaled) rotary embedding's excess traffic per token, and the fp32-probability excess
+    # bytes of the eager expert bias (workload.eager_rope_elems_per_token, expert_bias_fp32_probs_bytes_per_token)
+    eager_rope: float = 0.0
+    eager_bias_fp32_moe: float = 0.0
     # the pipeline splits the scenario's software release can build (feasibility rules; current by default)
     splits: PipelineSplits = field(default_factory=pipeline_splits)
 
@@ -171,6 +177,8 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         gemm_in_moe=gemm_input_elems_per_token(model, "moe") if model.moe is not None else 0.0,
         eager_mlp_dense=eager_mlp_elems_per_token(model, "dense"),
         eager_mlp_moe=eager_mlp_elems_per_token(model, "moe") if model.moe is not None else (0.0, 0.0),
+        eager_rope=eager_rope_elems_per_token(model),
+        eager_bias_fp32_moe=expert_bias_fp32_probs_bytes_per_token(model, "moe", 4.0 if prec == "fp32" else 2.0),
         splits=_splits(scenario),
     )
 

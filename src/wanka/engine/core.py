@@ -405,6 +405,15 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     eager = (ctx.eager_mlp_moe if moe else ctx.eager_mlp_dense)[0]
     if eager:
         t_elem = t_elem + _hbm_time(ctx, np.where(st.op_fuser, 0.0, eager) * tokens / shard * ctx.act_bytes)
+    # Megatron-Core's DeepEP / HybridEP dispatch casts the routing probabilities to fp32, which the eager
+    # expert bias then runs in (expert_bias_fp32_probs_bytes_per_token)
+    if moe and ctx.eager_bias_fp32_moe and ctx.splits.megatron:
+        fp32 = np.where(st.deepep & ~st.op_fuser, ctx.eager_bias_fp32_moe, 0.0)
+        t_elem = t_elem + _hbm_time(ctx, fp32 * tokens / shard)
+    # a YaRN-scaled rotary embedding runs unfused in Megatron-Core (eager_rope_elems_per_token); the q and
+    # k heads it rotates are split tp ways
+    if ctx.eager_rope and ctx.splits.megatron:
+        t_elem = t_elem + _hbm_time(ctx, ctx.eager_rope * tokens / tp * ctx.act_bytes)
     # dropless MoE syncs device to host once per layer pass; CUDA graphs cannot remove it
     if moe and cfg is not None and cfg.dispatch == "dropless":
         t_elem = t_elem + ctx.cal.moe_host_sync_s

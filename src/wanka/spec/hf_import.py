@@ -21,6 +21,7 @@ when the config extends the context with YaRN/linear scaling (DeepSeek-V3: 4096)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,42 @@ def _seq_len(cfg: _Cfg, override: int | None) -> tuple[int, str]:
     n = cfg.int("max_position_embeddings", maximum=_MAX_SEQ)
     factor = scaling.get("factor")
     return n, f"seq_len {n:,}: max_position_embeddings, which {kind} rope_scaling (factor {factor}) extends at use."
+
+
+def _yarn_attention_factor(cfg: _Cfg) -> float | None:
+    """YaRN's attention factor on the rotary cos/sin from ``rope_scaling`` (``rope_type`` "yarn"); None
+    for any other scaling or none.
+
+    ``attention_factor`` when given; otherwise ``m(factor, mscale) / m(factor, mscale_all_dim)`` when
+    both are given (DeepSeek-V3: 1.0), else ``m(factor, 1)``, with ``m(s, a) = 0.1 a ln(s) + 1`` for
+    ``s > 1`` and 1 otherwise (Peng et al. 2023, Sec. 3.4; transformers ``_compute_yarn_parameters``;
+    Megatron-Core ``_yarn_get_concentration_factor``, core 0.15-0.17).
+    """
+    scaling = cfg.data.get("rope_scaling")
+    if not isinstance(scaling, Mapping) or scaling.get("rope_type", scaling.get("type")) != "yarn":
+        return None
+
+    def num(key: str, default: float | None) -> float | None:
+        v = scaling.get(key, default)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= 1e6:
+            raise cfg._err(f"rope_scaling.{key}", f"= {v!r}: must be a positive number up to 1e+06")
+        return float(v)
+
+    given = num("attention_factor", None)
+    if given is not None:
+        return given
+    factor = num("factor", 1.0)
+    assert factor is not None
+
+    def m(a: float) -> float:
+        return 0.1 * a * math.log(factor) + 1.0 if factor > 1.0 else 1.0
+
+    mscale, mscale_all = num("mscale", None), num("mscale_all_dim", None)
+    if mscale is not None and mscale_all is not None:
+        return m(mscale) / m(mscale_all)
+    return m(1.0)
 
 
 def _moe_block(cfg: _Cfg, family: str, n_layers: int) -> tuple[dict[str, Any] | None, str]:
@@ -327,6 +364,9 @@ def model_from_hf_config(
             spec["head_dim"] = hd
     if family == "gpt_oss" and cfg.has("swiglu_limit"):
         spec["ffn_act_clamp"] = cfg.number("swiglu_limit", maximum=1e6)
+    yarn = _yarn_attention_factor(cfg)
+    if yarn is not None and yarn != 1.0:
+        spec["rope_attention_factor"] = yarn
     moe, note = _moe_block(cfg, family, n_layers)
     if moe is not None:
         spec["type"] = "moe"

@@ -17,8 +17,9 @@ Beyond a uniform stack of global-attention layers, a model may mix layer kinds a
 StreamingLLM). MoE routing may be group- or node-limited (``moe.n_groups``/``moe.topk_groups``,
 ``moe.max_nodes_per_token``; DeepSeek-V2 Sec. 2.2.2 device-limited and DeepSeek-V3 Sec. 2.1.2
 node-limited routing), and multi-token-prediction modules are ``mtp_layers`` (DeepSeek-V3 Sec. 2.2).
-GPT-OSS's clamped gated activation (``ffn_act_clamp``) and biased experts (``moe.expert_bias``) are
-described so that the framework's unfused passes over them can be costed.
+GPT-OSS's clamped gated activation (``ffn_act_clamp``), biased experts (``moe.expert_bias``) and YaRN
+rotary scaling (``rope_attention_factor``) are described so that the framework's unfused passes over
+them can be costed.
 """
 
 from __future__ import annotations
@@ -185,6 +186,14 @@ class ModelSpec(Spec):
     sliding_window: PositiveInt | None = Field(None, description="tokens a 'sliding' layer attends to")
     attention_chunk: PositiveInt | None = Field(None, description="chunk length of a 'chunked' layer")
     attention_sinks: bool = Field(False, description="a learned per-head sink logit in each softmax (GPT-OSS)")
+    rope_attention_factor: float = Field(
+        1.0,
+        gt=0,
+        le=100,
+        description="factor the rotary embedding's cos and sin are scaled by: YaRN's attention temperature, "
+        "0.1 ln(s) + 1 for a context stretched s-fold (Peng et al. 2023, Sec. 3.4; GPT-OSS s = 32: 1.3466); "
+        "1 = plain RoPE",
+    )
     attention_output_gate: bool = Field(
         False, description="a sigmoid gate on the attention output, projected from x with q (Qwen3-Next)"
     )

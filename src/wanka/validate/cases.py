@@ -245,6 +245,7 @@ def _model_block(m: dict[str, Any], cid: str) -> dict[str, Any]:
         "attention_sinks",
         "attention_output_gate",
         "ffn_act_clamp",
+        "rope_attention_factor",
         "linear_attention",
         "ssm",
     )

@@ -46,8 +46,10 @@ __all__ = [
     "attention_output_elems_per_token",
     "clamp_fwd_elems_per_token",
     "eager_mlp_elems_per_token",
+    "eager_rope_elems_per_token",
     "effective_context",
     "elementwise_elems_per_token",
+    "expert_bias_fp32_probs_bytes_per_token",
     "layer_gemms",
     "layer_shares",
     "logit_gemm",
@@ -338,15 +340,17 @@ def eager_mlp_elems_per_token(model: ModelSpec, kind: LayerKind) -> tuple[float,
       routing probability (bias x prob written, added to the output: read 2h write h, the per-expert
       pieces concatenated: read + write h): 6h per routed copy; the backward reduces the gradient
       times the probability over tokens (bias gradient) and times the bias over features (probability
-      gradient): 6h. Counted in the activation dtype (the router's probabilities are in the input's
-      dtype unless ``moe_router_dtype`` says fp32).
+      gradient), 6h, and concatenates the per-expert gradient pieces of the output (the backward of
+      ``torch.split``: read + write h), 8h in all. Counted in the activation dtype (the router's
+      probabilities are in the input's dtype unless ``moe_router_dtype`` says fp32; DeepEP / HybridEP
+      dispatch makes them fp32: :func:`expert_bias_fp32_probs_bytes_per_token`).
 
     The engine charges the backward twice the forward's memory-bound time, so the forward-equivalent
     traffic is (forward + backward) / 3.
     """
     f = _token_ffn_width(model, kind)
     m = model.moe
-    bias = (6.0 + 6.0) * m.top_k * float(model.hidden) if m is not None and kind == "moe" and m.expert_bias else 0.0
+    bias = (6.0 + 8.0) * m.top_k * float(model.hidden) if m is not None and kind == "moe" and m.expert_bias else 0.0
     clamp = _clamped(model)
     traffic = ((8.0 + 10.0) * f if clamp else 0.0) + bias
     return traffic / 3.0, (2.0 * f if clamp else 0.0)
@@ -372,6 +376,61 @@ def clamp_fwd_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     0 without a clamp. Recomputing the activation (Megatron-Core recompute module ``moe_act`` / ``mlp``:
     the checkpointed ``bias_act_func`` holds the clamp) runs it again in the backward."""
     return 8.0 * _token_ffn_width(model, kind) if _clamped(model) else 0.0
+
+
+def expert_bias_fp32_probs_bytes_per_token(model: ModelSpec, kind: LayerKind, act_bytes: float) -> float:
+    """HBM bytes per token, forward-equivalent, that the eager FC2 expert bias moves beyond
+    :func:`eager_mlp_elems_per_token`'s count when the routing probabilities are fp32 (4 bytes) rather
+    than the activation dtype (``act_bytes``); 0 for a layer without biased experts.
+
+    Megatron-Core's DeepEP and HybridEP managers cast the probabilities to fp32 before the dispatch
+    (token_dispatcher.py ``_DeepepManager`` / ``_HybridEPManager.setup_metadata``: ``token_probs.float()``,
+    core 0.15-0.17), so ``TEGroupedMLP._apply_bias``'s ``t + b * p`` promotes to fp32: per routed copy of
+    h features the forward writes ``b * p`` (4h), adds it to the output (read 2h + 4h, write 4h),
+    concatenates the experts' pieces (read + write 4h) and casts back (read 4h, write 2h): 28h bytes
+    against 12h in bf16; the backward casts the gradient up (read 2h, write 4h) and back for the output's
+    gradient (read 4h, write 2h), runs both reductions on the fp32 gradient (3 x 4h each) and
+    concatenates the output's gradient pieces (read + write 2h): 40h bytes against 16h. With activation
+    bytes A and probability bytes P = 4 the excess is (6P - 4A) h forward and (8P - 4A) h backward per
+    routed copy, charged as forward-equivalent (forward + backward) / 3 like the eager passes.
+    """
+    m = model.moe
+    if m is None or kind != "moe" or not m.expert_bias:
+        return 0.0
+    p, a = 4.0, float(act_bytes)
+    if a >= p:
+        return 0.0
+    per_copy = (6.0 * p - 4.0 * a) + (8.0 * p - 4.0 * a)
+    return per_copy * m.top_k * float(model.hidden) / 3.0
+
+
+def eager_rope_elems_per_token(model: ModelSpec) -> float:
+    """Elements read + written per token, forward-equivalent, that an unfused rotary embedding adds over
+    the fused one :func:`elementwise_elems_per_token` counts (read + write q and k once); 0 for plain RoPE
+    (``rope_attention_factor`` 1) and for MLA, whose rotary part runs its own path.
+
+    Megatron-Core hands the rotary embedding to Transformer Engine's fused kernel only for a factor of 1:
+    with YaRN's attention factor (``mscale`` != 1) ``apply_rotary_pos_emb`` falls back to
+    ``_apply_rotary_pos_emb_bshd`` (models/common/embeddings/rope_utils.py, core 0.15-0.17; attention.py
+    passes ``_yarn_get_concentration_factor_from_config``), and Megatron-Bridge turns ``apply_rope_fusion``
+    off for ``position_embedding_type`` "yarn" anyway (gpt_provider.py ``validate_rope_fusion_compatibility``).
+    Per q or k tensor of n elements the eager forward multiplies by cos (read + write n), negates half
+    (read + write n/2) and concatenates the rotated halves (read + write n), multiplies by sin (2n), adds
+    (read 2n, write n) and concatenates the rotary part with the (empty) pass-through part (2n): 12n. The
+    backward multiplies the gradient by sin and by cos (2n each), negates half (n), concatenates the
+    halves' gradients (the chunk's backward, 2n), writes the empty pass-through slice's gradient as a
+    zeroed full-size tensor (n) and sums the input's three gradient contributions (2 x 3n): 14n (the
+    rotary slice, the whole last dimension, is the input itself: PyTorch's indexing returns it unsliced).
+    The fused kernel reads and writes n each way, which the layer's elementwise count charges as 2n
+    forward and 4n backward; the excess, (12n + 14n - 6n) / 3 forward-equivalent, applies to the softmax
+    layers' share (q and k of every head; cos and sin per position are per-sequence work, left out).
+    """
+    if model.rope_attention_factor == 1.0 or model.attention is not None:
+        return 0.0
+    dqk, _ = attention_head_dims(model)
+    n = float((model.n_heads + model.n_kv_heads) * dqk)
+    share = 1.0 if model.layer_pattern is None else sum(f for k, f in layer_shares(model).items() if k in _SOFTMAX)
+    return share * (12.0 + 14.0 - 6.0) * n / 3.0
 
 
 def activation_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
