@@ -166,3 +166,59 @@ def test_a_deeper_tree_chain_fills_longer(nbytes: float) -> None:
     t_deep = collective_time("all_reduce", nbytes, deep, "tree", protocol="Simple").time_s
     t_shallow = collective_time("all_reduce", nbytes, shallow, "tree", protocol="Simple").time_s
     assert t_deep > 1.2 * t_shallow
+
+
+def _in_domain_a2a(n: int, nbytes: float) -> float:
+    g = CommGroup(size=float(n), per_domain=float(n), scale_up_bw=900e9, scale_out_bw=50e9)
+    return float(collective_time("all_to_all", nbytes, g).time_s)
+
+
+def test_in_domain_all_to_all_pays_nccl_send_recv_drain_by_hand() -> None:
+    # 8 ranks, 8 GiB: 1 GiB a peer; parts per peer start at 32/8 = 4, doubled while a part exceeds
+    # 32 x 512 KiB, up to all 32 channels: 8 x 32 = 256 parts, one batch of 8 per channel; the drain is
+    # one 512 KiB chunk of the 224 remote parts at the link's share (0.8 x 900 GB/s)
+    from wanka.calibration import default_calibration
+
+    cal = default_calibration()
+    up = cal.scale_up_efficiency * 900e9
+    s = 8 * 2.0**30
+    bw = 7 / 8 * s / up
+    lat = 7 * cal.scale_up_latency_s / 4 + cal.collective_launch_s
+    drain = 224 * 512 * 1024 / up
+    assert _in_domain_a2a(8, s) == pytest.approx(bw + lat + drain, rel=1e-9)
+    # 64 ranks: 4 GiB is 64 MiB a peer, 4 parts of 16 MiB (one batch); 8 GiB 8 parts (two batches)
+    lat = 63 * cal.scale_up_latency_s / 4 + cal.collective_launch_s
+    for size, batches, parts in ((4 * 2.0**30, 1, 64 * 4), (8 * 2.0**30, 2, 256)):
+        bw = 63 / 64 * size / up
+        drain = batches * parts * 63 / 64 * 512 * 1024 / up
+        assert _in_domain_a2a(64, size) == pytest.approx(bw + lat + drain, rel=1e-9)
+
+
+def test_all_to_all_across_domains_pays_no_nvlink_drain() -> None:
+    # NCCL chunks network peers differently (P2P_NET_CHUNKSIZE): the drain is an in-domain term only,
+    # so the multi-node all-to-all (A2A_EFFICIENCY's fit row) is the NIC term plus the hop latencies
+    from wanka.calibration import default_calibration
+
+    cal = default_calibration()
+    g = CommGroup(size=48.0, per_domain=8.0, scale_up_bw=450e9, scale_out_bw=50e9)
+    s = 8 * 2.0**30
+    nic = 40 / 48 * s / (50e9 * cal.a2a_efficiency)
+    lat = 40 * cal.scale_out_latency_s / 8 + 7 * cal.scale_up_latency_s / 4 + cal.collective_launch_s
+    assert float(collective_time("all_to_all", s, g).time_s) == pytest.approx(nic + lat, rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.sampled_from([2, 4, 8, 12, 16, 64, 72]), lo=st.floats(10, 34), step=st.floats(0, 2))
+def test_in_domain_all_to_all_time_never_falls_as_bytes_grow(n: int, lo: float, step: float) -> None:
+    small, large = 2.0**lo, 2.0 ** (lo + step)
+    assert _in_domain_a2a(n, large) >= _in_domain_a2a(n, small)
+
+
+def test_in_domain_all_to_all_scalar_and_batch_paths_agree() -> None:
+    # one collective runs on Python floats, a batch on numpy: the drain's powers of 2 and ceilings agree
+    sizes = np.array([3e5, 4e6, 5e7, 6e8, 7e9])
+    for n in (4.0, 8.0, 64.0, 72.0):
+        g = CommGroup(size=np.full(5, n), per_domain=np.full(5, n), scale_up_bw=900e9, scale_out_bw=50e9)
+        batch = np.asarray(collective_time("all_to_all", sizes, g).time_s)
+        one = [_in_domain_a2a(int(n), float(x)) for x in sizes]
+        assert batch == pytest.approx(one, rel=1e-12)

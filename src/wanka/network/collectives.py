@@ -46,7 +46,8 @@ on 20 NVL72 racks (depth 75) this fill makes the ring NCCL's choice. The group's
 (catalog) selects the per-architecture tables; None leaves them out. Protocols scale the Simple
 bandwidth (LL 0.5 capped at NCCL's ``llMaxBws``, LL128 0.92) and carry NCCL's per-protocol latencies. A
 message too small to give every channel NCCL's per-channel minimum runs on fewer channels, at a
-proportional share of the bandwidth.
+proportional share of the bandwidth. All-to-all inside one domain also pays NCCL's send/recv pipeline drain
+(:func:`_p2p_drain`: one 512 KiB chunk of every part per batch of 8 parts a channel).
 """
 
 from __future__ import annotations
@@ -214,6 +215,18 @@ class NcclModel:
             ),
         }
     )
+    # all-to-all inside one NVLink domain runs as grouped send/recv (NCCL src/enqueue.cc,
+    # scheduleP2pTasksToPlan / addP2pToPlan; src/device/sendrecv.h): each peer's bytes (the rank's own
+    # share too, as a local copy) are cut into parts over ``channels`` channels, a channel runs its parts
+    # in batches of NCCL_MAX_DEV_WORK_P2P_PER_BATCH = 8 (src/include/device.h), and each part moves in
+    # chunks of NCCL_P2P_NVL_CHUNKSIZE = 512 KiB (src/init.cc) through the receiver's FIFO: the sender
+    # writes a chunk over NVLink (P2P write: paths.cc enables P2P read for sm80 only), the receiver copies
+    # it out. Parts per peer: start at the largest power of 2 with parts x ranks <= channels (at least 1),
+    # at most bytes / (chunk / 8), then double while a part exceeds 32 chunks (one NVLink domain).
+    p2p_chunk_bytes: float = 512 * 1024
+    p2p_works_per_batch: int = 8
+    p2p_min_part_chunks: float = 1.0 / 8.0
+    p2p_max_part_chunks: float = 32.0
     # framework launch cost added to every collective
     launch_s: float = field(default_factory=lambda: default_calibration().collective_launch_s)
 
@@ -710,6 +723,36 @@ def _hierarchical(op: str, c: _Ctx, g: CommGroup) -> FloatArray:
     return np.asarray(inner + outer)
 
 
+def _p2p_drain(c: _Ctx) -> FloatArray:
+    """Time an all-to-all inside one NVLink domain loses draining NCCL's send/recv pipeline (see
+    ``NcclModel.p2p_chunk_bytes``): a channel's batch ends when its parts' receivers have copied their
+    last chunk out of the FIFO, after the link has sent it, and the next batch starts only then. The
+    parts of a batch start together and carry equal bytes, so the link idles for one chunk (or the
+    whole part, if smaller) per batch, copied at the pace the receivers kept: the part's share of the
+    link. Returns that idle time (s) for ranks in one domain, 0 across domains (NCCL chunks and splits
+    network peers differently: P2P_NET_CHUNKSIZE, parts of at most one chunk)."""
+    xp = c.xp
+    m = c.m
+    n = c.n
+    chans = float(m.channels)
+    chunk = m.p2p_chunk_bytes
+    per_peer = xp.maximum(c.s / xp.maximum(n, 1.0), 1.0)
+    # parts per peer at least: the largest power of 2 with parts x ranks <= channels, >= 1
+    lo = xp.clip(2.0 ** -xp.ceil(-xp.log2(chans / xp.maximum(n, 1.0)) - 1e-9), 1.0, chans)
+    start = xp.minimum(lo, xp.ceil(per_peer / (chunk * m.p2p_min_part_chunks) - 1e-9))
+    # doubled while a part exceeds p2p_max_part_chunks chunks, up to every channel
+    grow = xp.maximum(xp.ceil(xp.log2(per_peer / (start * chunk * m.p2p_max_part_chunks)) - 1e-9), 0.0)
+    per = xp.minimum(start * 2.0**grow, chans)
+    part = xp.maximum(chunk * m.p2p_min_part_chunks, per_peer / per)
+    parts = n * per  # the rank's own share is a part too (a local copy in the same batches)
+    slots = chans * m.p2p_works_per_batch
+    batches = xp.maximum(xp.ceil(parts / slots - 1e-9), 1.0)
+    # one chunk of every remote part in flight, at the part's share of the link
+    active = xp.minimum(parts, slots) * (n - 1.0) / xp.maximum(n, 1.0)
+    drain = batches * active * xp.minimum(chunk, part) / c.up
+    return xp.asarray(xp.where(n > c.a, 0.0, drain))
+
+
 def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     xp = c.xp
     # Each rank sends nbytes/n to every peer: (a-1)/n of its buffer over the scale-up links and
@@ -724,7 +767,7 @@ def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
         xp.where(n > a, (n - a) * g.scale_out_latency_s / xp.maximum(a, 1.0), 0.0)
         + (a - 1.0) * xp.value(g.scale_up_latency_s) / 4.0
     )
-    return xp.asarray(xp.maximum(t_up, t_out) + lat)
+    return xp.asarray(xp.maximum(t_up, t_out) + lat + _p2p_drain(c))
 
 
 def _send_recv(c: _Ctx, g: CommGroup) -> FloatArray:
