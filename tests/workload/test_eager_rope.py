@@ -14,16 +14,16 @@ import json
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+from small_moe import BASE, small_moe
 
 from wanka.calibration import default_calibration
 from wanka.catalog import accelerator
 from wanka.catalog.software import pipeline_splits
 from wanka.engine import StepResult
 from wanka.errors import SpecError
-from wanka.spec import load_model, parse_model
+from wanka.spec import load_model
 from wanka.spec.hf_import import load_hf_config, model_from_hf_config
 from wanka.workload import (
     eager_mlp_elems_per_token,
@@ -34,21 +34,7 @@ from wanka.workload import (
 
 ROOT = Path(__file__).resolve().parents[2]
 HF = ROOT / "tests" / "data" / "hf_configs"
-BASE: dict[str, Any] = {
-    "type": "moe",
-    "n_layers": 4,
-    "hidden": 1024,
-    "n_heads": 16,
-    "n_kv_heads": 4,
-    "ffn_hidden": 1024,
-    "vocab": 32000,
-    "seq_len": 4096,
-    "moe": {"n_experts": 16, "top_k": 4, "expert_ffn_hidden": 512},
-}
-
-
-def _m(**kw: Any) -> Any:
-    return parse_model({**BASE, **kw})
+_m = small_moe
 
 
 def test_plain_rope_adds_nothing() -> None:
