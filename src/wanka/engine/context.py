@@ -28,6 +28,7 @@ from wanka.workload import (
     elementwise_elems_per_token,
     expert_bias_fp32_probs_bytes_per_token,
     gemm_input_elems_per_token,
+    kv_width_per_layer,
     layer_gemms,
     logit_gemm,
     model_flops_per_token,
@@ -65,6 +66,7 @@ class Context:
     logits: Gemm
     attn_flops_per_token: float  # forward, non-causal
     attn_key_spans: tuple[tuple[float, float], ...]  # (share of attn FLOPs, key span) per softmax kind
+    kv_width: float  # d_qk + d_v per head, over the layers that exchange K/V in context parallelism
     elem_dense: float
     elem_moe: float
     act_dense: float
@@ -109,6 +111,7 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
     s = scenario.seq_len
     notes: list[str] = []
     prec = training.precision
+    act_bytes = 4.0 if prec == "fp32" else 2.0
     fp8 = prec in ("fp8", "fp4") and acc.has_native(prec)
     if prec in ("fp8", "fp4") and not fp8:
         notes.append(f"{acc.name} has no native {prec}: GEMMs run at its bf16/fp16 peak")
@@ -149,7 +152,7 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         bf16_peak=half,
         mfu_peak=mfu_peak,
         fp8=fp8,
-        act_bytes=4.0 if prec == "fp32" else 2.0,
+        act_bytes=act_bytes,
         hbm_bw=acc.hbm_bandwidth,
         hbm_bytes=acc.hbm_bytes,
         scale_up_bw=scale_up_bw(cluster),
@@ -160,6 +163,7 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         logits=logit_gemm(model),
         attn_flops_per_token=attention_core_flops_per_token(model, s),
         attn_key_spans=attention_key_spans(model, s),
+        kv_width=kv_width_per_layer(model),
         elem_dense=elementwise_elems_per_token(model, "dense"),
         elem_moe=elementwise_elems_per_token(model, "moe") if model.moe is not None else 0.0,
         act_dense=activation_elems_per_token(model, "dense"),
@@ -178,7 +182,7 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         eager_mlp_dense=eager_mlp_elems_per_token(model, "dense"),
         eager_mlp_moe=eager_mlp_elems_per_token(model, "moe") if model.moe is not None else (0.0, 0.0),
         eager_rope=eager_rope_elems_per_token(model),
-        eager_bias_fp32_moe=expert_bias_fp32_probs_bytes_per_token(model, "moe", 4.0 if prec == "fp32" else 2.0),
+        eager_bias_fp32_moe=expert_bias_fp32_probs_bytes_per_token(model, "moe", act_bytes),
         splits=_splits(scenario),
     )
 

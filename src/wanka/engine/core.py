@@ -53,7 +53,6 @@ from wanka.workload import (
     clamp_fwd_elems_per_token,
     expected_nodes_per_token,
     ffn_matrices,
-    layer_shares,
 )
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
@@ -794,6 +793,12 @@ def tp_gather_bytes_per_element(ctx: Context) -> float:
     return 1.0 + _FP8_SCALE_BYTES.get(ctx.training.precision_recipe or "", 0.0)
 
 
+def _gather_bytes(ctx: Context, st: Strategies) -> Arr:
+    """Bytes per element of a sequence-parallel all-gather's operand: FP8 (with its scales) where the
+    stack quantizes before it gathers (``sp_gather_fp8``), else the activation dtype."""
+    return np.asarray(np.where(st.gather_fp8, tp_gather_bytes_per_element(ctx), ctx.act_bytes))
+
+
 def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Comm:
     """Sequence parallel: 2 all-gathers + 2 reduce-scatters of s·b·h per layer forward and again
     backward (and recompute); without it 2 all-reduces each way (Korthikanti et al. 2022, Sec. 4.2.2).
@@ -804,7 +809,7 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         return Comm(exposed=np.zeros_like(tp), nbytes=np.zeros_like(tp))
     group = _group(ctx, tp, 1.0, ctx.ring_contention)
     act = sh.tokens * float(ctx.model.hidden) * ctx.act_bytes  # s·b·h activation of one micro-batch
-    gather_b = np.where(st.gather_fp8, tp_gather_bytes_per_element(ctx), ctx.act_bytes)
+    gather_b = _gather_bytes(ctx, st)
     act_ag = sh.tokens * float(ctx.model.hidden) * gather_b
     zero_t = np.zeros_like(tp)
     any_sp, all_sp = bool(np.any(st.sp)), bool(np.all(st.sp))
@@ -870,21 +875,11 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     )
 
 
-def softmax_kv_width(ctx: Context) -> float:
-    """``d_qk + d_v`` of one head, averaged over the layers: the softmax layers (global, sliding,
-    chunked) exchange their keys and values across the context-parallel ranks, linear-attention and
-    SSM layers none (they pass a state). Not derived from the attention FLOPs, whose mean context
-    shrinks with every sliding or chunked layer although their K/V blocks do not."""
-    dqk, dv = attention_head_dims(ctx.model)
-    share = sum(f for k, f in layer_shares(ctx.model).items() if k in ("global", "sliding", "chunked"))
-    return float(dqk + dv) * share
-
-
 def _cp_blocks(ctx: Context, sh: Shape) -> tuple[Arr, Arr]:
     """Bytes of this rank's K and V (``kv_block``) and of its Q (= its attention output O) for one
     micro-batch and one layer: ``tokens`` local tokens x heads per tp rank x head dims."""
     model, tp = ctx.model, sh.tp
-    dqk_dv = softmax_kv_width(ctx)
+    dqk_dv = ctx.kv_width  # workload.kv_width_per_layer
     kv_heads = float(model.n_heads if model.attention is not None else model.n_kv_heads)
     kv_block = sh.tokens * np.maximum(kv_heads / tp, 1.0) * dqk_dv * ctx.act_bytes
     q_block = sh.tokens * float(model.n_heads) / tp * (dqk_dv / 2.0) * ctx.act_bytes
@@ -960,7 +955,7 @@ def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Co
     ring = (code == 0) | (code == 3)
     r = cp / a  # ring ranks (cp for p2p)
     group = _group(ctx, r, tp * a, ctx.ring_contention)
-    dqk_dv = softmax_kv_width(ctx)
+    dqk_dv = ctx.kv_width  # workload.kv_width_per_layer
     kv_block, q_block = _cp_blocks(ctx, sh)
     t_kv = np.asarray(collective_time("send_recv", kv_block, group).time_s) * (r - 1.0)
     layers_s = cm.layers_s
@@ -1406,7 +1401,7 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     act_dense, act_moe = act_dense + scores, act_moe + scores
     # without the backward re-gather (tensor_parallel) the two gathered column-parallel inputs of a layer
     # are saved whole: (1 - 1/tp) of them beyond the local shard counted above
-    gather_b = np.where(st.gather_fp8, tp_gather_bytes_per_element(ctx), B)
+    gather_b = _gather_bytes(ctx, st)
     kept = np.where(st.sp & ~st.regather & (tp > 1), 2.0 * h * gather_b * (1.0 - 1.0 / tp) * tokens, 0.0)
     act_dense, act_moe = act_dense + kept, act_moe + kept
     # the eager clamp keeps the FC1 output for its backward, unless fused or re-run by recompute

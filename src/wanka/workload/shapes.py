@@ -50,6 +50,7 @@ __all__ = [
     "effective_context",
     "elementwise_elems_per_token",
     "expert_bias_fp32_probs_bytes_per_token",
+    "kv_width_per_layer",
     "layer_gemms",
     "layer_shares",
     "logit_gemm",
@@ -87,6 +88,23 @@ def layer_shares(model: ModelSpec) -> dict[str, float]:
     counts = model.layer_kind_counts()
     total = float(sum(counts.values()))
     return {k: n / total for k, n in counts.items()}
+
+
+def softmax_share(model: ModelSpec) -> float:
+    """Fraction of all layers that are softmax attention (global, sliding or chunked); 1 for a stack
+    without a layer pattern."""
+    if model.layer_pattern is None:
+        return 1.0
+    return sum(f for k, f in layer_shares(model).items() if k in _SOFTMAX)
+
+
+def kv_width_per_layer(model: ModelSpec) -> float:
+    """``d_qk + d_v`` of one head, averaged over the layers: the softmax layers (global, sliding,
+    chunked) exchange their keys and values across the context-parallel ranks, linear-attention and
+    SSM layers none (they pass a state). Not derived from the attention FLOPs, whose mean context
+    shrinks with every sliding or chunked layer although their K/V blocks do not."""
+    dqk, dv = attention_head_dims(model)
+    return float(dqk + dv) * softmax_share(model)
 
 
 def effective_context(model: ModelSpec, kind: str, seq_len: int) -> float:
@@ -208,7 +226,7 @@ def _mixer_layer_gemms(model: ModelSpec) -> list[Gemm]:
     if model.layer_pattern is None:
         return _attention_gemms(model)
     shares = layer_shares(model)
-    soft = sum(v for k, v in shares.items() if k in _SOFTMAX)
+    soft = softmax_share(model)
     g = [replace(x, tokens=x.tokens * soft, share=soft) for x in _attention_gemms(model)] if soft > 0 else []
     for kind in ("linear", "ssm"):
         if shares.get(kind):
@@ -429,8 +447,7 @@ def eager_rope_elems_per_token(model: ModelSpec) -> float:
         return 0.0
     dqk, _ = attention_head_dims(model)
     n = float((model.n_heads + model.n_kv_heads) * dqk)
-    share = 1.0 if model.layer_pattern is None else sum(f for k, f in layer_shares(model).items() if k in _SOFTMAX)
-    return share * (12.0 + 14.0 - 6.0) * n / 3.0
+    return softmax_share(model) * (12.0 + 14.0 - 6.0) * n / 3.0
 
 
 def activation_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
