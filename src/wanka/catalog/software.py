@@ -65,6 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "ep_dispatch_fp8": False,
     "expandable_segments": False,
     "sp_regather": True,
+    "fp8_attention": False,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -150,6 +151,7 @@ class SwitchFields(BaseModel):
     ep_dispatch_fp8: bool | None = None
     expandable_segments: bool | None = None
     sp_regather: bool | None = None
+    fp8_attention: bool | None = None
 
 
 class SoftwareRule(_Ranged, SwitchFields):

@@ -66,6 +66,9 @@ class Context:
     logits: Gemm
     attn_flops_per_token: float  # forward, non-causal
     attn_key_spans: tuple[tuple[float, float], ...]  # (share of attn FLOPs, key span) per softmax kind
+    # the same for a kernel that runs sliding layers over their whole causal triangle (FP8 backward)
+    attn_flops_per_token_unbanded: float
+    attn_key_spans_unbanded: tuple[tuple[float, float], ...]
     kv_width: float  # d_qk + d_v per head, over the layers that exchange K/V in context parallelism
     elem_dense: float
     elem_moe: float
@@ -163,6 +166,8 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         logits=logit_gemm(model),
         attn_flops_per_token=attention_core_flops_per_token(model, s),
         attn_key_spans=attention_key_spans(model, s),
+        attn_flops_per_token_unbanded=attention_core_flops_per_token(model, s, banded=False),
+        attn_key_spans_unbanded=attention_key_spans(model, s, banded=False),
         kv_width=kv_width_per_layer(model),
         elem_dense=elementwise_elems_per_token(model, "dense"),
         elem_moe=elementwise_elems_per_token(model, "moe") if model.moe is not None else 0.0,

@@ -350,6 +350,27 @@ def selective_is_core_attn(ctx: Context) -> bool:
     return ctx.splits.megatron and (a is None or a.kind != "mla")
 
 
+def _flash_time(
+    ctx: Context, st: Strategies, tokens: Arr, tp: Arr, flops_per_token: float, spans: tuple[tuple[float, float], ...]
+) -> Arr:
+    """Fused attention core of one layer's forward on one GPU: its causal half of ``flops_per_token``
+    (non-causal, per token) at the fused kernel's rate for the key ``spans`` it loops over."""
+    full_flops = flops_per_token * tokens / tp
+    attn_frac = np.where(st.fa2, ctx.acc.attention_fraction_fa2, ctx.acc.attention_fraction)
+    # a query tile loops over the key span it attends to (s causal, the window of a sliding layer, the
+    # chunk of a chunked one), at most s/cp per ring step of context parallelism; short key loops run
+    # below the long-sequence ceiling (FlashAttention-3 sweep over sequence length), each layer kind's
+    # share of the attention FLOPs at its own span's rate
+    ring_len = float(ctx.seq_len) / st.cp.astype(float)
+    slow = 0.0 * ring_len
+    for share, span in spans:
+        key_len = np.minimum(span, ring_len)
+        slow = slow + share * (key_len + ctx.cal.attn_half_len_tokens) / key_len
+    len_eff = 1.0 / np.where(slow > 0, slow, 1.0)
+    hd = head_dim_throughput(ctx)  # small heads: the per-score softmax work weighs more
+    return np.asarray(0.5 * full_flops / (ctx.bf16_peak * attn_frac * ctx.cal.attn_efficiency * len_eff * hd))
+
+
 def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr, etp: Arr) -> dict[str, Arr]:
     """Forward pieces of one layer per micro-batch on one GPU."""
     moe = kind == "moe"
@@ -368,24 +389,18 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     heads = float(ctx.model.n_heads) / tp
     full_flops = ctx.attn_flops_per_token * tokens / tp
     s = float(ctx.seq_len)
-    attn_frac = np.where(st.fa2, ctx.acc.attention_fraction_fa2, ctx.acc.attention_fraction)
-    # a query tile loops over the key span it attends to (s causal, the window of a sliding layer, the
-    # chunk of a chunked one), at most s/cp per ring step of context parallelism; short key loops run
-    # below the long-sequence ceiling (FlashAttention-3 sweep over sequence length), each layer kind's
-    # share of the attention FLOPs at its own span's rate
-    ring_len = s / st.cp.astype(float)
-    slow = 0.0 * ring_len
-    for share, span in ctx.attn_key_spans:
-        key_len = np.minimum(span, ring_len)
-        slow = slow + share * (key_len + ctx.cal.attn_half_len_tokens) / key_len
-    len_eff = 1.0 / np.where(slow > 0, slow, 1.0)
-    hd = head_dim_throughput(ctx)  # small heads: the per-score softmax work weighs more
-    t_flash = 0.5 * full_flops / (ctx.bf16_peak * attn_frac * ctx.cal.attn_efficiency * len_eff * hd)
+    t_flash = _flash_time(ctx, st, tokens, tp, ctx.attn_flops_per_token, ctx.attn_key_spans)
     d = float(ctx.model.kv_channels)
     t_unfused = full_flops / (ctx.bf16_peak * _gemm_eff(ctx, s + 0.0 * tokens, s + 0.0 * tokens, d + 0.0 * tokens))
     t_unfused = t_unfused + _hbm_time(ctx, 6.0 * heads * tokens * s * ctx.act_bytes)
     t_attn = np.where(st.flash, t_flash, t_unfused)
     attn_flops = np.where(st.flash, 0.5 * full_flops, full_flops)
+    # the backward's attention core: under FP8 attention cuDNN runs a sliding layer's whole causal
+    # triangle (workload.shapes module docstring: the band is masked, not skipped, forward at BF16 pace)
+    t_attn_b = t_attn
+    if ctx.fp8 and ctx.attn_key_spans_unbanded != ctx.attn_key_spans and np.any(st.fp8_attn):
+        t_unb = _flash_time(ctx, st, tokens, tp, ctx.attn_flops_per_token_unbanded, ctx.attn_key_spans_unbanded)
+        t_attn_b = np.where(st.flash & st.fp8_attn, t_unb, t_attn)
     elems = ctx.elem_moe if moe else ctx.elem_dense
     shard = np.where(st.sp, tp, 1.0)
     t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
@@ -434,6 +449,7 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
         "cast_f": casts["fwd"],
         "cast_b": casts["bwd"],
         "attn": t_attn,
+        "attn_b": t_attn_b,
         "elem": t_elem,
         "flops": f_gemm + attn_flops,
         "sel": t_sel,
@@ -664,7 +680,7 @@ def full_recompute_layers(st: Strategies, sh: Shape, key: str) -> tuple[Arr, Arr
     return np.asarray(rd), np.asarray(r - rd)
 
 
-_STAGE_KEYS = ("gemm", "attn", "elem", "flops", "sel", "sel_flops")
+_STAGE_KEYS = ("gemm", "attn", "attn_b", "elem", "flops", "sel", "sel_flops")
 _FP8_STAGE_KEYS = (*_STAGE_KEYS, "cast_f", "cast_b")  # FP8 adds its operand casts
 
 
@@ -712,7 +728,7 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
             (sg["gemm"] + sg["cast_f"], 2.0 * sg["gemm"] + sg["cast_b"]) if ctx.fp8 else (sg["gemm"], 2.0 * sg["gemm"])
         )
         fwd = gemm_f + sg["attn"] + sg["elem"] + sg["head"]
-        bwd = gemm_b + 2.5 * sg["attn"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
+        bwd = gemm_b + 2.5 * sg["attn_b"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
         full_rec = gemm_f + sg["attn"] + sg["elem"]
         if partial:
             full_rec = np.where(st.rc_layers >= 0, rc[key][0] * rerun_d + rc[key][1] * rerun_m, full_rec)
@@ -1048,7 +1064,12 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     # all-to-all on its own stream runs beside (Megatron-Core's combined schedule splits each layer
     # into attention / dispatch / MLP / combine and overlaps one's communication with another's compute)
     moe_compute = cm.nm_s * (
-        3.0 * cm.moe["gemm"] + cm.moe["cast_f"] + cm.moe["cast_b"] + 3.5 * cm.moe["attn"] + 3.0 * cm.moe["elem"]
+        3.0 * cm.moe["gemm"]
+        + cm.moe["cast_f"]
+        + cm.moe["cast_b"]
+        + cm.moe["attn"]
+        + 2.5 * cm.moe["attn_b"]
+        + 3.0 * cm.moe["elem"]
     )
     plain_exp = total * (1.0 - ctx.cal.ep_overlap_hidden)
     alone = np.minimum(1.0, np.maximum(sh.pp - 1.0, 1.0) / sh.m_mb)

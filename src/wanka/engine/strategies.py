@@ -54,6 +54,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "dispatch_fp8": spec.ep_dispatch_fp8,
         "expandable": spec.expandable_segments,
         "regather": spec.sp_regather,
+        "fp8_attn": spec.fp8_attention,
     }
 
 
@@ -95,6 +96,7 @@ class Strategies:
     dispatch_fp8: BoolArr  # FP8 runs: the DeepEP dispatch carries FP8 activations
     expandable: BoolArr  # PyTorch allocator with expandable segments (allocator_fragmentation_expandable)
     regather: BoolArr  # sequence parallel: the backward re-gathers each column-parallel input (else saves it)
+    fp8_attn: BoolArr  # FP8 runs: attention in FP8 (its backward runs a sliding layer's whole triangle)
     shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
     cp_comm: IntArr  # CP_COMM_CODES
     cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain

@@ -155,6 +155,13 @@ class ParallelSpec(Spec):
         "dgrad overlap; Korthikanti et al. 2022 Sec. 4.2.2), and saves only the local shard; False = the "
         "gathered input is saved for the backward (DTensor / torch async TP), memory instead of traffic",
     )
+    fp8_attention: bool = Field(
+        False,
+        description="under an FP8 recipe the attention core runs in FP8 as well (Transformer Engine "
+        "fp8_dot_product_attention, cuDNN FP8 SDPA): the forward at the BF16 kernel's pace, the backward "
+        "over a sliding-window layer's whole causal triangle (cuDNN's FP8 backward masks the band instead "
+        "of skipping its tiles); False = attention in BF16",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:

@@ -22,6 +22,11 @@ Attention cost per layer kind, forward, per query token, in the non-causal-equiv
   so does cuDNN's SDPA with a left diagonal bound: BF16 forward and backward in time linear in ``s``,
   NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/results, gpt_oss on GB200 / GB300 with
   cuDNN 9.22 and on H200 with 9.19);
+  Under FP8 attention (Transformer Engine ``fp8_dot_product_attention``) cuDNN's backward does not skip
+  them: NVIDIA's cudnn-frontend ``benchmark/attention_training/results/gpt_oss/gb200`` (cuDNN 9.27, window
+  128) time the FP8 / MXFP8 backward quadratic in ``s`` (2.07 ms at 4k, 107 ms at 32k; BF16 0.463 and
+  3.66 ms), as ``gb200_919_only_cudnn/gpt_oss`` did with cuDNN 9.19 (window 1,024: 43.9 vs 4.1 ms at
+  32k), while the FP8 forward keeps the BF16 one's linear time: the ``banded=False`` costs;
 - chunked ``C``: causal inside each chunk, so ``c = min(C, s)`` (Llama 4's local layers);
 - linear attention / SSM: no softmax context; their per-token core cost is
   :func:`mixer_core_flops_per_token` (chunkwise algorithms: Yang et al. 2024, Gated DeltaNet,
@@ -107,11 +112,12 @@ def kv_width_per_layer(model: ModelSpec) -> float:
     return float(dqk + dv) * softmax_share(model)
 
 
-def effective_context(model: ModelSpec, kind: str, seq_len: int) -> float:
+def effective_context(model: ModelSpec, kind: str, seq_len: int, banded: bool = True) -> float:
     """Non-causal-equivalent softmax context of one layer of ``kind`` (module docstring); 0 for
-    linear-attention and SSM layers."""
+    linear-attention and SSM layers. ``banded=False``: a kernel that runs a sliding layer's whole causal
+    triangle, masking what lies outside the window instead of skipping it (FP8 backward)."""
     s = float(seq_len)
-    if kind == "global":
+    if kind == "global" or (kind == "sliding" and not banded):
         return s
     if kind == "sliding":
         assert model.sliding_window is not None
@@ -123,7 +129,7 @@ def effective_context(model: ModelSpec, kind: str, seq_len: int) -> float:
     return 0.0
 
 
-def attention_key_spans(model: ModelSpec, seq_len: int) -> tuple[tuple[float, float], ...]:
+def attention_key_spans(model: ModelSpec, seq_len: int, banded: bool = True) -> tuple[tuple[float, float], ...]:
     """``(share, span)`` per softmax layer kind: ``share`` of the stack's forward attention-core FLOPs
     (:func:`attention_core_flops_per_token`) and ``span``, the widest run of keys one query attends
     to -- ``s`` causal global, the window ``w`` sliding, the chunk ``C`` chunked (each capped at
@@ -131,15 +137,16 @@ def attention_key_spans(model: ModelSpec, seq_len: int) -> tuple[tuple[float, fl
     outer tiles are skipped: cuDNN SDPA with a left diagonal bound runs in time linear in ``s``,
     NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/results/gpt_oss and h200_919_only_cudnn),
     so the span is the key length whose fixed per-tile and pipeline start-up work the engine's short-
-    key efficiency charges. Empty for a stack without softmax layers."""
+    key efficiency charges. Empty for a stack without softmax layers. ``banded=False``: the sliding
+    layers at the causal span and FLOPs of a kernel that masks the band instead (FP8 backward)."""
     s = float(seq_len)
     spans = {"global": s}
     if model.sliding_window is not None:
-        spans["sliding"] = min(float(model.sliding_window), s)
+        spans["sliding"] = min(float(model.sliding_window), s) if banded else s
     if model.attention_chunk is not None:
         spans["chunked"] = min(float(model.attention_chunk), s)
     shares = layer_shares(model) if model.layer_pattern is not None else {"global": 1.0}
-    work = {k: f * effective_context(model, k, seq_len) for k, f in shares.items() if k in _SOFTMAX}
+    work = {k: f * effective_context(model, k, seq_len, banded) for k, f in shares.items() if k in _SOFTMAX}
     total = sum(work.values())
     return tuple((c / total, spans[k]) for k, c in work.items() if c > 0) if total > 0 else ()
 
@@ -276,19 +283,20 @@ def attention_output_elems_per_token(model: ModelSpec) -> float:
     return float(model.n_heads * dv) if model.layer_pattern is None else 0.0
 
 
-def attention_core_flops_per_token(model: ModelSpec, seq_len: int) -> float:
+def attention_core_flops_per_token(model: ModelSpec, seq_len: int, banded: bool = True) -> float:
     """Forward FLOPs per token of softmax(QKᵀ)V over a full (non-causal) ``seq_len`` context.
 
     ``2·s·n_heads·(d_qk + d_v)``; a causal kernel (FlashAttention-2) executes about half. For a
     stack with sliding-window, chunked, linear-attention or SSM layers, the mean over all layers of
     ``2·c·n_heads·(d_qk + d_v)`` with each layer's non-causal-equivalent context ``c``
     (:func:`effective_context`; 0 for linear/SSM layers, whose core is
-    :func:`mixer_core_flops_per_token`), so "half of it" stays the causal cost.
+    :func:`mixer_core_flops_per_token`), so "half of it" stays the causal cost. ``banded=False``: what a
+    kernel that does not skip the sliding window's outer tiles executes (:func:`effective_context`).
     """
     dqk, dv = attention_head_dims(model)
     if model.layer_pattern is None:
         return 2.0 * seq_len * model.n_heads * (dqk + dv)
-    ctx = sum(f * effective_context(model, k, seq_len) for k, f in layer_shares(model).items())
+    ctx = sum(f * effective_context(model, k, seq_len, banded) for k, f in layer_shares(model).items())
     return 2.0 * ctx * model.n_heads * (dqk + dv)
 
 
