@@ -110,10 +110,14 @@ def test_fp8_attention_runs_at_the_fp8_kernels_measured_rate() -> None:
     assert fp8_attention_factors(small) == fp8_attention_factors(mx)
 
 
-def test_no_effect_without_an_fp8_recipe_or_a_measured_kernel() -> None:
+def test_no_effect_without_an_fp8_attention_kernel_or_its_measurement() -> None:
     bf16 = make_context(_scenario(8192, "bf16", True, **SWA))  # fp8_dot_product_attention needs FP8
     assert _pieces(bf16, True) == _pieces(bf16, False)
     assert fp8_attention_factors(bf16) == (1.0, 1.0)
+    # Float8BlockScaling: Transformer Engine turns FP8 fused attention off, so neither the rate nor the mask rule
+    blockwise = make_context(_scenario(8192, "fp8", True, recipe="fp8_blockwise", **SWA))
+    assert fp8_attention_factors(blockwise) == (1.0, 1.0)
+    assert _pieces(blockwise, True) == _pieces(blockwise, False)
     # an FP8 GPU without a cuDNN FP8 attention measurement keeps the BF16 kernel's rate on global layers
     mi = make_context(_scenario(8192, "fp8", True, gpu="MI300X"))
     assert fp8_attention_factors(mi) == (1.0, 1.0)

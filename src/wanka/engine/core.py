@@ -321,16 +321,29 @@ def head_dim_throughput(ctx: Context) -> float:
     return min(1.0, x * (1.0 + r) / (x + r))
 
 
+def fp8_attention_scaling(ctx: Context) -> str | None:
+    """The scaling of Transformer Engine's FP8 attention (``fp8_dot_product_attention``) under the run's recipe:
+    "mxfp8" (block-scaled) under an MXFP8 recipe, "fp8" (per-tensor) under delayed or current scaling; None
+    where no FP8 attention kernel runs: no FP8 precision, or a Float8BlockScaling / NVFP4 recipe, for which
+    Transformer Engine turns its FP8 fused attention off (attention/dot_product_attention/utils.py,
+    get_attention_backend; DotProductAttention keeps the autocast recipe unless NVTE_DPA_FP8_RECIPE says
+    otherwise, which Megatron-Bridge's performance scripts do not set)."""
+    recipe = ctx.training.precision_recipe
+    if not ctx.fp8 or ctx.training.precision != "fp8" or recipe == "fp8_blockwise":
+        return None
+    return "mxfp8" if recipe == "mxfp8" else "fp8"
+
+
 def fp8_attention_factors(ctx: Context) -> tuple[float, float]:
     """(forward, backward) time of the FP8 fused-attention kernel over the BF16 one at the model's head dims,
-    for the run's scaling: block-scaled under an MXFP8 recipe, per-tensor otherwise (Transformer Engine's
-    fp8_dot_product_attention quantizes Q, K, V, P, dO and dS with the recipe's scaling). The accelerator's
-    ``fp8_attention_time`` holds cuDNN's measured ratios (catalog; NVIDIA/cudnn-frontend attention
-    benchmarks): halving the matmul part and keeping the softmax part (:func:`head_dim_throughput`) misses
-    the backward's quantization work, so the measurement is used. (1, 1) without an FP8 recipe or a table."""
-    key = "mxfp8" if ctx.training.precision_recipe == "mxfp8" else "fp8"
-    rows = ctx.acc.fp8_attention_time.get(key)
-    if not ctx.fp8 or not rows:
+    for the scaling it runs (:func:`fp8_attention_scaling`). The accelerator's ``fp8_attention_time`` holds
+    cuDNN's measured ratios (catalog; NVIDIA/cudnn-frontend attention benchmarks): halving the matmul part
+    and keeping the softmax part (:func:`head_dim_throughput`) misses most of the backward's extra cost, so
+    the measurement is used, linear in d_qk + d_v between its rows and the nearest row outside them.
+    (1, 1) where no FP8 attention kernel runs or the accelerator has no measurement."""
+    key = fp8_attention_scaling(ctx)
+    rows = ctx.acc.fp8_attention_time.get(key) if key is not None else None
+    if not rows:
         return 1.0, 1.0
     dqk, dv = attention_head_dims(ctx.model)
     dims = [r[0] for r in rows]
@@ -414,7 +427,7 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     t_attn = np.where(st.flash, t_flash, t_unfused)
     attn_flops = np.where(st.flash, 0.5 * full_flops, full_flops)
     t_attn_b = t_attn
-    if ctx.fp8 and np.any(st.fp8_attn):
+    if fp8_attention_scaling(ctx) is not None and np.any(st.fp8_attn):
         # FP8 attention (fused kernels only): cuDNN's FP8 kernels at their measured rate over the BF16 one,
         # forward and backward apart (fp8_attention_factors); the backward runs a sliding layer's whole
         # causal triangle (workload.shapes module docstring: the band is masked, not skipped)
