@@ -66,6 +66,12 @@ class AcceleratorEntry(_Entry):
         description="special-function-unit exponential rate (MUFU.EX2), 10^12 results/s at the clock the BF16 "
         "peak is quoted; None = not public (attention's softmax share is then assumed as on the reference GPU)",
     )
+    fp8_attention_time: dict[Literal["fp8", "mxfp8"], list[tuple[float, float, float]]] = Field(
+        {},
+        description="FP8 fused attention (Transformer Engine fp8_dot_product_attention, cuDNN) time over the BF16 "
+        "kernel's, per scaling (fp8 = per-tensor, mxfp8 = block-scaled): rows (d_qk + d_v, forward, backward), "
+        "causal; between head dims linear, outside them the nearest row; absent = the BF16 kernel's time",
+    )
     host_link_gbytes_per_s_per_direction: float | None = Field(
         None,
         gt=0,
@@ -100,6 +106,8 @@ class Accelerator:
     attention_fraction: float = 0.5
     attention_fraction_fa2: float = 0.5
     exp_rate: float | None = None  # special-function exp results/s (MUFU.EX2); None = not public
+    # FP8 / BF16 fused-attention time per scaling: ((d_qk + d_v, forward, backward), ...)
+    fp8_attention_time: dict[str, tuple[tuple[float, float, float], ...]] = field(default_factory=dict)
     host_link_bandwidth: float = PCIE5_X16_BYTES_PER_S  # GPU <-> host copies, one direction
     host_link_assumed: bool = True  # the catalog entry gives no host-link figure
 
@@ -128,6 +136,7 @@ class Accelerator:
                 e.attention_fraction if e.attention_fraction_fa2 is None else e.attention_fraction_fa2
             ),
             exp_rate=None if e.exp_tera_per_s is None else e.exp_tera_per_s * TERA,
+            fp8_attention_time={k: tuple(sorted(v)) for k, v in e.fp8_attention_time.items()},
             host_link_bandwidth=(
                 PCIE5_X16_BYTES_PER_S
                 if e.host_link_gbytes_per_s_per_direction is None

@@ -321,6 +321,37 @@ def head_dim_throughput(ctx: Context) -> float:
     return min(1.0, x * (1.0 + r) / (x + r))
 
 
+def fp8_attention_scaling(ctx: Context) -> str | None:
+    """The scaling of Transformer Engine's FP8 attention (``fp8_dot_product_attention``) under the run's recipe:
+    "mxfp8" (block-scaled) under an MXFP8 recipe, "fp8" (per-tensor) under delayed or current scaling; None
+    where no FP8 attention kernel runs: no FP8 precision, or a Float8BlockScaling / NVFP4 recipe, for which
+    Transformer Engine turns its FP8 fused attention off (attention/dot_product_attention/utils.py,
+    get_attention_backend; DotProductAttention keeps the autocast recipe unless NVTE_DPA_FP8_RECIPE says
+    otherwise, which Megatron-Bridge's performance scripts do not set)."""
+    recipe = ctx.training.precision_recipe
+    if not ctx.fp8 or ctx.training.precision != "fp8" or recipe == "fp8_blockwise":
+        return None
+    return "mxfp8" if recipe == "mxfp8" else "fp8"
+
+
+def fp8_attention_factors(ctx: Context) -> tuple[float, float]:
+    """(forward, backward) time of the FP8 fused-attention kernel over the BF16 one at the model's head dims,
+    for the scaling it runs (:func:`fp8_attention_scaling`). The accelerator's ``fp8_attention_time`` holds
+    cuDNN's measured ratios (catalog; NVIDIA/cudnn-frontend attention benchmarks): halving the matmul part
+    and keeping the softmax part (:func:`head_dim_throughput`) misses most of the backward's extra cost, so
+    the measurement is used, linear in d_qk + d_v between its rows and the nearest row outside them.
+    (1, 1) where no FP8 attention kernel runs or the accelerator has no measurement."""
+    key = fp8_attention_scaling(ctx)
+    rows = ctx.acc.fp8_attention_time.get(key) if key is not None else None
+    if not rows:
+        return 1.0, 1.0
+    dqk, dv = attention_head_dims(ctx.model)
+    dims = [r[0] for r in rows]
+    fwd = float(np.interp(dqk + dv, dims, [r[1] for r in rows]))
+    bwd = float(np.interp(dqk + dv, dims, [r[2] for r in rows]))
+    return fwd, bwd
+
+
 def _launch_time(ctx: Context, st: Strategies, moe: bool) -> Arr | float:
     """Host launch cost of one layer's forward kernels: ``layer_overhead_s``, and for an MoE layer
     ``moe_layer_overhead_s`` on top. CUDA graphs replay what they captured at
@@ -395,12 +426,18 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     t_unfused = t_unfused + _hbm_time(ctx, 6.0 * heads * tokens * s * ctx.act_bytes)
     t_attn = np.where(st.flash, t_flash, t_unfused)
     attn_flops = np.where(st.flash, 0.5 * full_flops, full_flops)
-    # the backward's attention core: under FP8 attention cuDNN runs a sliding layer's whole causal
-    # triangle (workload.shapes module docstring: the band is masked, not skipped, forward at BF16 pace)
     t_attn_b = t_attn
-    if ctx.fp8 and ctx.attn_key_spans_unbanded != ctx.attn_key_spans and np.any(st.fp8_attn):
-        t_unb = _flash_time(ctx, st, tokens, tp, ctx.attn_flops_per_token_unbanded, ctx.attn_key_spans_unbanded)
-        t_attn_b = np.where(st.flash & st.fp8_attn, t_unb, t_attn)
+    if fp8_attention_scaling(ctx) is not None and np.any(st.fp8_attn):
+        # FP8 attention (fused kernels only): cuDNN's FP8 kernels at their measured rate over the BF16 one,
+        # forward and backward apart (fp8_attention_factors); the backward runs a sliding layer's whole
+        # causal triangle (workload.shapes module docstring: the band is masked, not skipped)
+        fp8_attn = st.flash & st.fp8_attn
+        f_fwd, f_bwd = fp8_attention_factors(ctx)
+        t_bwd = t_flash
+        if ctx.attn_key_spans_unbanded != ctx.attn_key_spans:
+            t_bwd = _flash_time(ctx, st, tokens, tp, ctx.attn_flops_per_token_unbanded, ctx.attn_key_spans_unbanded)
+        t_attn_b = np.where(fp8_attn, f_bwd * t_bwd, t_attn)
+        t_attn = np.where(fp8_attn, f_fwd * t_flash, t_attn)
     elems = ctx.elem_moe if moe else ctx.elem_dense
     shard = np.where(st.sp, tp, 1.0)
     t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
