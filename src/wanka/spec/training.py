@@ -125,8 +125,9 @@ class ParallelSpec(Spec):
     mlp_op_fuser: bool = Field(
         False,
         description="the FFN's FC1, activation (with its clamp) and FC2 (with its bias) run as one fused op "
-        "(Transformer Engine op fuser: Megatron-Core use_transformer_engine_op_fuser, 0.18+); False = the "
-        "clamp and the experts' bias run as separate kernels",
+        "(Transformer Engine op fuser: Megatron-Core use_transformer_engine_op_fuser, 0.18+); under MXFP8 the "
+        "routed experts' fused grouped MLP also quantizes FC2's input and FC1's output gradient in its GEMM "
+        "epilogues (FC1/FC2 dims multiples of 256); False = the clamp and the experts' bias run as separate kernels",
     )
     sp_gather_fp8: bool = Field(
         True,
