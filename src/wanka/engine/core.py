@@ -777,7 +777,18 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     lg = ctx.logits
     n_v = lg.n / tp
     logit_flops = 2.0 * tokens * n_v * lg.k
-    t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, tokens, n_v, np.full_like(tp, float(lg.k))))
+    k_v = np.full_like(tp, float(lg.k))
+    t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, tokens, n_v, k_v))
+    if ctx.fp8 and ctx.training.precision_recipe == "mxfp8" and np.any(st.fp8_head):
+        # fp8_output_proj: Megatron-Core runs the LM head as a Transformer Engine linear inside the MXFP8
+        # autocast (transformer/mxfp8_output_proj.py, TELinearCrossEntropyModule; only under the mxfp8 recipe):
+        # forward, dgrad and wgrad GEMMs at the FP8 rate; its input (tokens x hidden) is quantized forward and
+        # the logits' gradient (tokens x vocab/tp) backward, counted here forward-equivalent (/3: the
+        # stage charges the backward twice the head's forward)
+        t_fp8 = logit_flops / (ctx.gemm_peak * _gemm_eff(ctx, tokens, n_v, k_v, True))
+        per = ctx.cal.fp8_cast_bytes_per_element
+        t_fp8 = t_fp8 + _hbm_time(ctx, (tokens * k_v + tokens * n_v) * per) / 3.0
+        t_logit = np.where(st.fp8_head, t_fp8, t_logit)
     t_head = t_logit + _hbm_time(ctx, 3.0 * tokens * n_v * 4.0)  # fp32 softmax + CE
     # each multi-token-prediction depth computes its own logits and loss with the shared output head
     # (DeepSeek-V3 report Sec. 2.2), on the last stage beside the main head

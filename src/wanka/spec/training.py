@@ -163,6 +163,13 @@ class ParallelSpec(Spec):
         "over a sliding-window layer's whole causal triangle (cuDNN's FP8 backward masks the band instead "
         "of skipping its tiles); False = attention in BF16",
     )
+    fp8_output_proj: bool = Field(
+        False,
+        description="under an MXFP8 recipe the LM-head output projection runs as a Transformer Engine linear in "
+        "MXFP8 (Megatron-Core fp8_output_proj, TELinearCrossEntropyModule): its GEMMs at the FP8 rate, its "
+        "input and output gradient quantized; False = the head in BF16 (Megatron-Core's plain "
+        "ColumnParallelLinear), as under every other recipe",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
