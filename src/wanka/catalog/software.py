@@ -66,6 +66,7 @@ DEFAULTS: dict[str, Any] = {
     "expandable_segments": False,
     "sp_regather": True,
     "fp8_attention": False,
+    "fp8_output_proj": False,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -152,6 +153,7 @@ class SwitchFields(BaseModel):
     expandable_segments: bool | None = None
     sp_regather: bool | None = None
     fp8_attention: bool | None = None
+    fp8_output_proj: bool | None = None
 
 
 class SoftwareRule(_Ranged, SwitchFields):

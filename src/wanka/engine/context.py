@@ -33,6 +33,7 @@ from wanka.workload import (
     logit_gemm,
     model_flops_per_token,
     parameter_count,
+    routed_activation_elems_per_token,
     selective_recompute_elems_per_token,
 )
 
@@ -89,6 +90,8 @@ class Context:
     # the FFN clamp's and expert biases' eager kernels: (forward-equivalent traffic, stored) elements
     eager_mlp_dense: tuple[float, float] = (0.0, 0.0)
     eager_mlp_moe: tuple[float, float] = (0.0, 0.0)
+    # routed experts' gated activation, forward elements per token (routed_activation_elems_per_token)
+    act_routed_moe: float = 0.0
     # an unfused (YaRN-scaled) rotary embedding's excess traffic per token, and the fp32-probability excess
     # bytes of the eager expert bias (workload.eager_rope_elems_per_token, expert_bias_fp32_probs_bytes_per_token)
     eager_rope: float = 0.0
@@ -187,6 +190,7 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         eager_mlp_dense=eager_mlp_elems_per_token(model, "dense"),
         eager_mlp_moe=eager_mlp_elems_per_token(model, "moe") if model.moe is not None else (0.0, 0.0),
         eager_rope=eager_rope_elems_per_token(model),
+        act_routed_moe=routed_activation_elems_per_token(model),
         eager_bias_fp32_moe=expert_bias_fp32_probs_bytes_per_token(model, "moe", act_bytes),
         splits=_splits(scenario),
     )

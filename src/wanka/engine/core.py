@@ -154,6 +154,7 @@ def _gemms_fwd_time(
     windows: dict[str, Arr] | None = None,
     casts: dict[str, Arr] | None = None,
     sp_shard: Arr | float = 1.0,
+    fused_mlp: Arr | bool = False,
 ) -> tuple[Arr, Arr, Arr, Arr]:
     """Forward time and FLOPs of a layer's weight GEMMs on one GPU for ``tokens`` tokens, and of
     those among them that fine-grained recompute runs again (MLA up-projections).
@@ -163,7 +164,9 @@ def _gemms_fwd_time(
     GEMM times returned do not include them. With sequence parallelism (``sp_shard`` = tp) the
     operand that crosses a gather (a column-parallel GEMM's hidden-wide input, a row-parallel GEMM's
     hidden-wide output gradient) is quantized on this rank's 1/tp shard before the gather
-    (:func:`gathered_cast_bytes`).
+    (:func:`gathered_cast_bytes`). Where ``fused_mlp`` (:func:`fused_grouped_mlp`) the routed experts' FC1
+    epilogue writes FC2's quantized input and FC2's dgrad epilogue FC1's quantized output gradient, so
+    those two casts are not charged.
 
     Routed experts are split ``etp`` ways (expert tensor parallelism): ``etp = tp`` shares the
     tensor-parallel group's tokens and splits each expert's matrices; ``etp = 1`` (Megatron-Core
@@ -213,6 +216,15 @@ def _gemms_fwd_time(
             gathered_grad = (not g.expert) and g.split == "k" and g.n == hid
             f_bytes = gathered_cast_bytes(ctx, m * k, sp_shard) if gathered_in else m * k * per
             b_bytes = gathered_cast_bytes(ctx, m * n, sp_shard) if gathered_grad else m * n * per
+            if g.name == "router":
+                # the MoE gate stays in BF16/FP32 under FP8 training: Megatron-Core's is a plain matmul in the
+                # input's dtype or fp32 (moe/router.py Router.gating -> router_gating_linear), outside Transformer
+                # Engine; DeepSeek-V3 keeps its gating modules in original precision (report Sec. 3.3.1): no cast
+                f_bytes, b_bytes = 0.0 * f_bytes, 0.0 * b_bytes
+            elif g.name == "expert_fc2":  # its input comes quantized out of FC1's fused epilogue
+                f_bytes = np.where(fused_mlp, 0.0, f_bytes)
+            elif g.name == "expert_fc1":  # its output gradient comes quantized out of FC2's dgrad epilogue
+                b_bytes = np.where(fused_mlp, 0.0, b_bytes)
             casts["fwd"] = casts["fwd"] + _hbm_time(ctx, f_bytes)
             casts["bwd"] = casts["bwd"] + _hbm_time(ctx, b_bytes)
         t_total = t_total + t_g
@@ -226,6 +238,37 @@ def _gemms_fwd_time(
             t_up = t_up + t_g
             f_up = f_up + flops
     return t_total, f_total, t_up, f_up
+
+
+# Transformer Engine's fused grouped-MLP kernels (CuTe DSL, cuDNN frontend grouped_gemm_swiglu /
+# grouped_gemm_dswiglu, SM100 family) take FC1 and FC2 dims that are multiples of 256
+# (transformer_engine/pytorch/ops/fused/forward_grouped_mlp.py fuse_forward_ops and
+# backward_grouped_mlp.py BackwardGroupedMLP_CuTeGEMMDSwiGLU_MXFP8.__init__, TE 2.x)
+_FUSED_GROUPED_MLP_DIM_MULTIPLE = 256
+
+
+def fused_grouped_mlp(ctx: Context, st: Strategies, etp: Arr) -> Arr:
+    """Where an MoE layer's routed experts run Transformer Engine's fused grouped MLP: FC1 grouped GEMM +
+    gated activation + MXFP8 quantization of FC2's input (row- and column-wise) in one kernel forward
+    (``ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8``, ops/fused/forward_grouped_mlp.py), and FC2's dgrad GEMM +
+    activation backward + MXFP8 quantization of FC1's output gradient in one kernel backward
+    (``BackwardGroupedMLP_CuTeGEMMDSwiGLU_MXFP8``, ops/fused/backward_grouped_mlp.py); later TE merges both
+    into ops/fused/grouped_mlp.py with the same epilogues.
+
+    The op fuser registers the fusion only under an MXFP8 recipe (``recipe.mxfp8()``; MXFP8 itself runs on
+    the SM100 family, which the kernels need), for GroupedLinear + gated activation + GroupedLinear with FC1
+    and FC2 dims multiples of 256 (later TE also takes expert biases and the clamped GeGLU); Megatron-Core
+    builds that op sequence for its grouped experts when ``use_transformer_engine_op_fuser`` is on
+    (``mlp_op_fuser``). The kernels still quantize FC1's input and FC2's output gradient
+    (``tex.split_quantize``): those casts stay, as do the shared experts' (a separate MLP)."""
+    cfg = ctx.model.moe
+    off = np.zeros_like(np.asarray(etp, dtype=float), dtype=bool)
+    if cfg is None or not ctx.fp8 or ctx.training.precision_recipe != "mxfp8" or not ctx.act_routed_moe:
+        return off
+    q = float(_FUSED_GROUPED_MLP_DIM_MULTIPLE)
+    ffn = float(cfg.expert_ffn_hidden) / np.asarray(etp, dtype=float)  # FC2's in, half FC1's out, per etp split
+    dims_ok = (float(ctx.model.hidden) % q == 0.0) & (np.mod(ffn, q) == 0.0)
+    return np.asarray(st.op_fuser & dims_ok)
 
 
 def gathered_cast_bytes(ctx: Context, elems: Arr, sp_shard: Arr | float) -> Arr:
@@ -412,7 +455,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     casts = {k: np.zeros_like(tokens) for k in ("fwd", "bwd")}
     # an operand gathered in BF16 (no quantized gather) is quantized whole after the gather, as if unsharded
     sp_shard = np.where(st.sp & (tp > 1) & st.gather_fp8, tp, 1.0)
-    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows, casts, sp_shard)
+    fused = fused_grouped_mlp(ctx, st, etp) if moe else False
+    t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows, casts, sp_shard, fused)
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
     # full s x s scores as batched GEMMs and makes ~6 passes over them in HBM (scores, scale-mask-
@@ -439,6 +483,8 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
         t_attn_b = np.where(fp8_attn, f_bwd * t_bwd, t_attn)
         t_attn = np.where(fp8_attn, f_fwd * t_flash, t_attn)
     elems = ctx.elem_moe if moe else ctx.elem_dense
+    # the fused grouped MLP runs the routed experts' activation (and its backward) in its GEMM epilogues
+    elems = elems - np.where(fused, ctx.act_routed_moe, 0.0)
     shard = np.where(st.sp, tp, 1.0)
     t_elem = _hbm_time(ctx, elems * tokens / shard * ctx.act_bytes)
     t_elem = t_elem + _launch_time(ctx, st, moe)
@@ -731,7 +777,18 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     lg = ctx.logits
     n_v = lg.n / tp
     logit_flops = 2.0 * tokens * n_v * lg.k
-    t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, tokens, n_v, np.full_like(tp, float(lg.k))))
+    k_v = np.full_like(tp, float(lg.k))
+    t_logit = logit_flops / (ctx.bf16_peak * _gemm_eff(ctx, tokens, n_v, k_v))
+    if ctx.fp8 and ctx.training.precision_recipe == "mxfp8" and np.any(st.fp8_head):
+        # fp8_output_proj: Megatron-Core runs the LM head as a Transformer Engine linear inside the MXFP8
+        # autocast (transformer/mxfp8_output_proj.py, TELinearCrossEntropyModule; only under the mxfp8 recipe):
+        # forward, dgrad and wgrad GEMMs at the FP8 rate; its input (tokens x hidden) is quantized forward and
+        # the logits' gradient (tokens x vocab/tp) backward, counted here forward-equivalent (/3: the
+        # stage charges the backward twice the head's forward)
+        t_fp8 = logit_flops / (ctx.gemm_peak * _gemm_eff(ctx, tokens, n_v, k_v, True))
+        per = ctx.cal.fp8_cast_bytes_per_element
+        t_fp8 = t_fp8 + _hbm_time(ctx, (tokens * k_v + tokens * n_v) * per) / 3.0
+        t_logit = np.where(st.fp8_head, t_fp8, t_logit)
     t_head = t_logit + _hbm_time(ctx, 3.0 * tokens * n_v * 4.0)  # fp32 softmax + CE
     # each multi-token-prediction depth computes its own logits and loss with the shared output head
     # (DeepSeek-V3 report Sec. 2.2), on the last stage beside the main head

@@ -55,6 +55,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "expandable": spec.expandable_segments,
         "regather": spec.sp_regather,
         "fp8_attn": spec.fp8_attention,
+        "fp8_head": spec.fp8_output_proj,
     }
 
 
@@ -97,6 +98,7 @@ class Strategies:
     expandable: BoolArr  # PyTorch allocator with expandable segments (allocator_fragmentation_expandable)
     regather: BoolArr  # sequence parallel: the backward re-gathers each column-parallel input (else saves it)
     fp8_attn: BoolArr  # FP8 runs: attention in FP8 (its backward runs a sliding layer's whole triangle)
+    fp8_head: BoolArr  # MXFP8 runs: the LM-head output projection in MXFP8 (fp8_output_proj)
     shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
     cp_comm: IntArr  # CP_COMM_CODES
     cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain

@@ -125,8 +125,9 @@ class ParallelSpec(Spec):
     mlp_op_fuser: bool = Field(
         False,
         description="the FFN's FC1, activation (with its clamp) and FC2 (with its bias) run as one fused op "
-        "(Transformer Engine op fuser: Megatron-Core use_transformer_engine_op_fuser, 0.18+); False = the "
-        "clamp and the experts' bias run as separate kernels",
+        "(Transformer Engine op fuser: Megatron-Core use_transformer_engine_op_fuser, 0.18+); under MXFP8 the "
+        "routed experts' fused grouped MLP also quantizes FC2's input and FC1's output gradient in its GEMM "
+        "epilogues (FC1/FC2 dims multiples of 256); False = the clamp and the experts' bias run as separate kernels",
     )
     sp_gather_fp8: bool = Field(
         True,
@@ -161,6 +162,13 @@ class ParallelSpec(Spec):
         "fp8_dot_product_attention, cuDNN FP8 SDPA): the forward at the BF16 kernel's pace, the backward "
         "over a sliding-window layer's whole causal triangle (cuDNN's FP8 backward masks the band instead "
         "of skipping its tiles); False = attention in BF16",
+    )
+    fp8_output_proj: bool = Field(
+        False,
+        description="under an MXFP8 recipe the LM-head output projection runs as a Transformer Engine linear in "
+        "MXFP8 (Megatron-Core fp8_output_proj, TELinearCrossEntropyModule): its GEMMs at the FP8 rate, its "
+        "input and output gradient quantized; False = the head in BF16 (Megatron-Core's plain "
+        "ColumnParallelLinear), as under every other recipe",
     )
 
     @model_validator(mode="after")

@@ -23,6 +23,7 @@ from wanka.workload.shapes import (
     logit_gemm,
     mixer_core_flops_per_token,
     model_flops_per_token,
+    routed_activation_elems_per_token,
     selective_recompute_elems_per_token,
 )
 
@@ -53,5 +54,6 @@ __all__ = [
     "mixer_params",
     "model_flops_per_token",
     "parameter_count",
+    "routed_activation_elems_per_token",
     "selective_recompute_elems_per_token",
 ]

@@ -61,6 +61,7 @@ __all__ = [
     "logit_gemm",
     "mixer_core_flops_per_token",
     "model_flops_per_token",
+    "routed_activation_elems_per_token",
     "selective_recompute_elems_per_token",
 ]
 
@@ -348,6 +349,17 @@ def elementwise_elems_per_token(model: ModelSpec, kind: LayerKind) -> float:
     f = m.expert_ffn_hidden
     act = (3.0 if model.ffn_act == "swiglu" else 2.0) * f * (m.top_k + m.n_shared_experts)
     return e + act + 4.0 * m.top_k * h + 4.0 * m.n_experts
+
+
+def routed_activation_elems_per_token(model: ModelSpec) -> float:
+    """Elements read + written per token, forward, by the gated activation of an MoE layer's routed experts
+    alone (SwiGLU reads 2f writes f per routed copy: 3f x top_k), the share of
+    :func:`elementwise_elems_per_token` that a grouped-GEMM epilogue can absorb; 0 for a dense model or a
+    non-gated activation."""
+    m = model.moe
+    if m is None or model.ffn_act != "swiglu":
+        return 0.0
+    return 3.0 * float(m.expert_ffn_hidden) * float(m.top_k)
 
 
 def eager_mlp_elems_per_token(model: ModelSpec, kind: LayerKind) -> tuple[float, float]:
