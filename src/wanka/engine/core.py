@@ -631,8 +631,8 @@ def shape(ctx: Context, st: Strategies) -> Shape:
     --pipeline-model-parallel-layout with interleaving) whose busiest stage holds ceil(L/pp) layers
     and busiest chunk ceil(L/(pp·vpp)), every chunk full but the last, which holds the remainder
     beside the loss, or, with interleaving where no layer remains for it, holds the loss alone while the
-    first chunk gives up the rest beside the embedding. Dense layers sit at the front (DeepSeek-V3 style); multi-token-prediction
-    layers count among L and their heads run on the last stage.
+    first chunk gives up the rest beside the embedding. Dense layers sit at the front (DeepSeek-V3
+    style); multi-token-prediction layers count among L and their heads run on the last stage.
     """
     f = np.float64
     tp, pp, dp, cp, ep = (getattr(st, k).astype(f) for k in ("tp", "pp", "dp", "cp", "ep"))
