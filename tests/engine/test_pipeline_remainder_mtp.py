@@ -76,3 +76,25 @@ def test_each_mtp_depth_adds_an_output_head_on_the_last_stage() -> None:
     # the second MTP depth costs at least its logits GEMMs at the BF16 peak on every micro-batch
     assert two.step_time_s - one.step_time_s > m_mb * head_flops / ctx.bf16_peak
     assert np.isfinite(two.step_time_s)
+
+
+def test_a_last_chunk_with_no_layer_holds_the_loss_alone() -> None:
+    # 61 layers on 8 x 4 = 32 virtual stages: chunks of two would hold 62, so the last chunk takes the
+    # loss alone and the first gives one layer to the embedding (Megatron-Bridge "Et|(tt|)*30mL" without
+    # the MTP layer): the last stage holds 6 layers beside the head, the first 7, the others 8
+    sh = _shape(_scenario(mtp=0, pp=8, vpp=4))
+    assert float(sh.chunk_slots[0]) == 2.0
+    assert float(sh.slots[0]) == 8.0
+    assert float(sh.n_first[0]) == 7.0
+    assert float(sh.n_last[0]) == 6.0
+    assert float(sh.last_chunk[0]) == 0.0
+    # so a middle stage of eight MoE layers paces the pipeline, not the last one with the LM head
+    sc = _scenario(mtp=0, pp=8, vpp=4)
+    ctx = make_context(sc)
+    st = Strategies.from_specs([sc.parallel], [sc.training.micro_batch])
+    cm = core.compute(ctx, st, core.shape(ctx, st))
+    assert not bool(cm.use_last[0])
+    assert float(cm.nm_s[0]) == 8.0
+    # with one MTP layer the 62 + embedding + loss fill the 32 chunks exactly ("Et|(tt|)*30mL"): both ends short one
+    sh = _shape(_scenario(mtp=1, pp=8, vpp=4))
+    assert (float(sh.n_first[0]), float(sh.n_last[0]), float(sh.slots[0])) == (7.0, 7.0, 8.0)

@@ -676,8 +676,9 @@ def shape(ctx: Context, st: Strategies) -> Shape:
     short); else an uneven split (--decoder-first/last-pipeline-num-layers, or an explicit
     --pipeline-model-parallel-layout with interleaving) whose busiest stage holds ceil(L/pp) layers
     and busiest chunk ceil(L/(pp·vpp)), every chunk full but the last, which holds the remainder
-    beside the loss. Dense layers sit at the front (DeepSeek-V3 style); multi-token-prediction
-    layers count among L and their heads run on the last stage.
+    beside the loss, or, with interleaving where no layer remains for it, holds the loss alone while the
+    first chunk gives up the rest beside the embedding. Dense layers sit at the front (DeepSeek-V3
+    style); multi-token-prediction layers count among L and their heads run on the last stage.
     """
     f = np.float64
     tp, pp, dp, cp, ep = (getattr(st, k).astype(f) for k in ("tp", "pp", "dp", "cp", "ep"))
@@ -703,6 +704,22 @@ def shape(ctx: Context, st: Strategies) -> Shape:
     last_chunk = np.where(uneven, rem, last_chunk)
     n_first = np.where(uneven, slots, n_first)
     n_last = np.where(uneven, (v - 1.0) * chunk_slots + rem, n_last)
+    # where the last chunk could hold no layer (chunks of ceil(L/(pp·vpp)) overshoot L by more than one),
+    # the loss (and any MTP layer) takes the last chunk alone and the first chunk, beside the embedding,
+    # holds what remains: Megatron-Bridge's layout for 32 virtual stages of DeepSeek-V3's 61 layers is
+    # "Et|(tt|)*30mL" (scripts/performance/configs/deepseek/deepseek_llm_pretrain.py @v0.2.0, H100 PP 8 VP 4;
+    # scripts/performance/run_script.py @v0.1.0rc3, GB200/B200 PP 4 VP 8), an embedding chunk of one layer,
+    # 30 of two and a last chunk of MTP + loss only; without MTP the same with the MTP slot empty. Only
+    # with interleaving (the last stage keeps its other chunks' layers) and where no stage then holds more
+    # than ceil(L/pp) layers; else a layout of mixed chunks keeps that bound
+    first_chunk = L - (vp - 2.0) * chunk_slots
+    fits = (first_chunk >= 1.0) & (v * chunk_slots <= np.ceil(L / pp))
+    spill = ~even & ~accounted & (pp > 1) & (v > 1) & (rem < 1.0) & fits
+    slots = np.where(spill, v * chunk_slots, slots)
+    short = np.where(spill, chunk_slots - first_chunk, short)
+    last_chunk = np.where(spill, 0.0, last_chunk)
+    n_first = np.where(spill, (v - 1.0) * chunk_slots + first_chunk, n_first)
+    n_last = np.where(spill, (v - 1.0) * chunk_slots, n_last)
     n_dense = float(ctx.n_dense_layers)
     has_moe = ctx.n_moe_layers > 0
     dense_first = np.minimum(n_dense, n_first)
