@@ -1645,29 +1645,38 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     off = offloaded_bytes(ctx, st, d1, m1, act_dense, act_moe)  # the first stage's (Memory.offloaded)
     has_mid = pp > 2
     zero = 0.0 * tp
-    # (weights, gradients, optimizer, parameters, activations) of each rank compared
+    # (weights, gradients, optimizer, parameters, activations) of each rank compared; the DualPipe pairs
+    # only where the batch has DualPipe, the MoE-heaviest middle stage only where it is not the first
+    any_dual = bool(np.any(dual))
     ranks = []
+
+    def pair(one: tuple[Arr, ...], *two: tuple[Arr, Arr, Arr | float]) -> list[Arr]:
+        return [np.where(dual, b, a) for a, b in zip(one, states(*two), strict=True)] if any_dual else list(one)
+
     # rank 0: the first stage (1F1B, with the logits where pp = 1), or the first and the last (DualPipe)
     a1, o1 = stage_act(d1, m1, np.where(dual, inflight_dual(0.0), inflight(0.0)), cm.rc["first"], off)
-    al, ol = stage_act(dl, ml, inflight_dual(pp - 1.0), cm.rc["last"])
-    act = np.where(dual, a1 + al + np.maximum(o1, ol) + logits_mem, a1 + o1 + np.where(pp == 1, logits_mem, 0.0))
-    one = states((d1, m1, emb_first))
-    two = states((d1, m1, emb_first), (dl, ml, emb_last))
-    ranks.append((*(np.where(dual, b, a) for a, b in zip(one, two, strict=True)), act))
-    # rank 1: the first middle stage (with stage pp-2, at least as MoE-heavy as the heaviest, under DualPipe)
+    act = a1 + o1 + np.where(pp == 1, logits_mem, 0.0)
+    if any_dual:
+        al, ol = stage_act(dl, ml, inflight_dual(pp - 1.0), cm.rc["last"])
+        act = np.where(dual, a1 + al + np.maximum(o1, ol) + logits_mem, act)
+    ranks.append((*pair(states((d1, m1, emb_first)), (d1, m1, emb_first), (dl, ml, emb_last)), act))
+    # rank 1: the first middle stage (under DualPipe with stage pp-2, whose MoE layers are the heaviest's)
     am, om = stage_act(dm, mm, np.where(dual, inflight_dual(1.0), inflight(1.0)), cm.rc["mid"])
-    ah2, oh2 = stage_act(dh, mh, inflight_dual(pp - 2.0), rc_h)
-    act = np.where(has_mid, np.where(dual, am + ah2 + np.maximum(om, oh2), am + om), zero)
-    one = states((dm, mm, emb_mid))
-    two = states((dm, mm, emb_mid), (dh, mh, emb_mid))
-    ranks.append((*(np.where(has_mid, np.where(dual, b, a), zero) for a, b in zip(one, two, strict=True)), act))
+    act = am + om
+    if any_dual:
+        ah2, oh2 = stage_act(dh, mh, inflight_dual(pp - 2.0), rc_h)
+        act = np.where(dual, am + ah2 + np.maximum(om, oh2), act)
+    mid = pair(states((dm, mm, emb_mid)), (dm, mm, emb_mid), (dh, mh, emb_mid))
+    ranks.append((*(np.where(has_mid, x, zero) for x in mid), np.where(has_mid, act, zero)))
     # rank r_h: the MoE-heaviest middle stage (DualPipe: with its partner pp-1-r_h, as heavy or heavier)
-    ah, oh = stage_act(dh, mh, np.where(dual, inflight_dual(r_h), inflight(r_h)), rc_h)
-    ahp, ohp = stage_act(dh, mh, inflight_dual(pp - 1.0 - r_h), rc_h)
-    act = np.where(has_mid, np.where(dual, ah + ahp + np.maximum(oh, ohp), ah + oh), zero)
-    one = states((dh, mh, emb_mid))
-    two = states((dh, mh, emb_mid), (dh, mh, emb_mid))
-    ranks.append((*(np.where(has_mid, np.where(dual, b, a), zero) for a, b in zip(one, two, strict=True)), act))
+    if not np.all((dh == dm) & (mh == mm) & (r_h <= 1.0)):
+        ah, oh = stage_act(dh, mh, np.where(dual, inflight_dual(r_h), inflight(r_h)), rc_h)
+        act = ah + oh
+        if any_dual:
+            ahp, ohp = stage_act(dh, mh, inflight_dual(pp - 1.0 - r_h), rc_h)
+            act = np.where(dual, ah + ahp + np.maximum(oh, ohp), act)
+        heavy = pair(states((dh, mh, emb_mid)), (dh, mh, emb_mid), (dh, mh, emb_mid))
+        ranks.append((*(np.where(has_mid, x, zero) for x in heavy), np.where(has_mid, act, zero)))
     # the last stage (1F1B; under DualPipe rank pp-1 holds what rank 0 does)
     al1, ol1 = stage_act(dl, ml, inflight(pp - 1.0), cm.rc["last"])
     last_rank = (pp > 1) & ~dual
