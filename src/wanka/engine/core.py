@@ -645,7 +645,8 @@ class Links:
 
 @dataclass(frozen=True)
 class Memory:
-    """Bytes per GPU on the busiest stage."""
+    """Bytes per GPU on the pipeline rank that holds the most (:func:`memory`), not necessarily the
+    stage that paces the step."""
 
     weights: Arr
     gradients: Arr
