@@ -645,7 +645,8 @@ class Links:
 
 @dataclass(frozen=True)
 class Memory:
-    """Bytes per GPU on the busiest stage."""
+    """Bytes per GPU on the pipeline rank that holds the most (:func:`memory`), not necessarily the
+    stage that paces the step."""
 
     weights: Arr
     gradients: Arr
@@ -756,8 +757,11 @@ def shape(ctx: Context, st: Strategies) -> Shape:
 
 
 # ---------------------------------------------------------------- compute
-def full_recompute_layers(st: Strategies, sh: Shape, key: str) -> tuple[Arr, Arr]:
-    """(dense, MoE) layers of the ``key`` stage ("first", "mid", "last") that full recompute re-runs.
+def full_recompute_layers(
+    st: Strategies, sh: Shape, key: str, layers: tuple[Arr, Arr] | None = None
+) -> tuple[Arr, Arr]:
+    """(dense, MoE) layers of the ``key`` stage ("first", "mid", "last") that full recompute re-runs
+    (of ``layers`` instead of ``sh.layers[key]`` where given: another stage of the same kind).
 
     Every layer, unless ``st.rc_layers`` >= 0: Megatron-Core's block method (``--recompute-method block
     --recompute-num-layers N``) checkpoints the first N layers of each model chunk, a TransformerBlock of
@@ -767,7 +771,7 @@ def full_recompute_layers(st: Strategies, sh: Shape, key: str) -> tuple[Arr, Arr
     than N layers recomputes them all. The stage's chunks: the first stage's first chunk gives a slot to
     the embedding, the last stage's final chunk holds ``sh.last_chunk`` layers, the others
     ``sh.chunk_slots``. Dense layers come first."""
-    nd, nm = sh.layers[key]
+    nd, nm = sh.layers[key] if layers is None else layers
     full = st.recompute == 2
     if not np.any(st.rc_layers >= 0):  # every layer wherever recompute is full
         return np.asarray(np.where(full, nd, 0.0)), np.asarray(np.where(full, nm, 0.0))
@@ -1232,19 +1236,35 @@ def pipeline(ctx: Context, st: Strategies, sh: Shape, cm: Compute, comm_mb: Arr)
 
 
 # ---------------------------------------------------------------- parameters, data parallelism, optimizer
+def _layer_dense_params(ctx: Context) -> float:
+    """Parameters of one dense layer: attention, its two norms and the MLP."""
+    P = ctx.params
+    return float(P.attention_per_layer + 2 * ctx.model.hidden) + float(P.dense_ffn_per_layer)
+
+
+def stage_params(ctx: Context, sh: Shape, nd: Arr, nm: Arr, emb: Arr | float) -> tuple[Arr, Arr]:
+    """(non-expert, expert) parameters on one GPU of a pipeline stage of ``nd`` dense and ``nm`` MoE
+    layers that also holds ``emb`` embedding / output-head parameters (split over tp; experts over
+    ep·etp)."""
+    P = ctx.params
+    h = float(ctx.model.hidden)
+    dense_per_layer = float(P.attention_per_layer + 2 * h)
+    layer_dense = dense_per_layer + float(P.dense_ffn_per_layer)
+    layer_moe_nonexpert = dense_per_layer + float(P.shared_experts_per_layer + P.router_per_layer)
+    nonexpert = nd * layer_dense + nm * layer_moe_nonexpert
+    nonexpert = nonexpert + emb
+    expert = nm * float(P.expert * P.experts_per_layer) / (sh.ep * sh.etp)
+    return np.asarray(nonexpert / sh.tp), np.asarray(expert)
+
+
 def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
     """Parameters of the busiest stage on one GPU, and the data-parallel groups over which ZeRO shards
     them: all dp·cp ranks, or groups of ``zero_shard_group`` (hybrid sharding: FSDP HYBRID_SHARD,
     MiCS, Megatron-Core partial distributed optimizer), replicated across groups."""
     P = ctx.params
     tp, pp, ep, etp = sh.tp, sh.pp, sh.ep, sh.etp
-    h = float(ctx.model.hidden)
-    dense_per_layer = float(P.attention_per_layer + 2 * h)
-    layer_dense = dense_per_layer + float(P.dense_ffn_per_layer)
-    layer_moe_nonexpert = dense_per_layer + float(P.shared_experts_per_layer + P.router_per_layer)
     emb = float(max(P.embedding, P.output))
-    stage_nonexpert = cm.nd_s * layer_dense + cm.nm_s * layer_moe_nonexpert
-    stage_nonexpert = stage_nonexpert + np.where(pp > 1, emb, float(P.embedding + P.output))
+    p_dense, p_expert = stage_params(ctx, sh, cm.nd_s, cm.nm_s, np.where(pp > 1, emb, float(P.embedding + P.output)))
     dpc = sh.dp * sh.cp
     edp = np.maximum(1.0, tp * dpc / (ep * etp))  # expert-data-parallel replicas of each expert shard
     e_stride = etp * ep * np.where(sh.folded, 1.0, sh.cp)
@@ -1266,9 +1286,9 @@ def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
         single = _group(ctx, np.ones_like(dpc), tp, rc)
         shard_groups = {"shard": dp_group, "eshard": edp_group, "rep": single, "erep": single}
     return Params(
-        p_dense=stage_nonexpert / tp,
-        p_expert=cm.nm_s * float(P.expert * P.experts_per_layer) / (ep * etp),
-        layer_dense=layer_dense,
+        p_dense=p_dense,
+        p_expert=p_expert,
+        layer_dense=_layer_dense_params(ctx),
         dpc=dpc,
         edp=edp,
         hybrid=hybrid,
@@ -1478,26 +1498,49 @@ def offload_time(ctx: Context, st: Strategies, cm: Compute, off: Arr) -> Arr:
 
 
 def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> Memory:
-    """Bytes per GPU: bf16 weights, fp32 main grads, fp32 master + Adam (sharded by ZeRO stage and
-    shard group), activations of the busiest of first/middle/last stage x micro-batches in flight,
-    and the margins real runs have (framework, allocator fragmentation, NCCL buffers)."""
+    """Bytes per GPU on the pipeline rank that holds the most: bf16 weights, fp32 main grads, fp32
+    master + Adam (sharded by ZeRO stage and shard group) of the stages the rank holds, their
+    activations x micro-batches in flight, and the margins real runs have (framework, allocator
+    fragmentation, NCCL buffers).
+
+    The ranks compared (each total, the largest kept; the timing's busiest stage plays no part): with
+    1F1B or interleaving the first stage (most micro-batches in flight), the first middle stage, the
+    middle stage with the most MoE layers (dense layers come first, so that one may sit further
+    down) and the last (LM head, logits); with DualPipe every rank r holds stage r of one direction
+    and stage pp-1-r of the other (DeepSeek-V3 Sec. 3.2.1, Table 2: parameters 2x), so rank 0 holds
+    the first and the last stage, rank 1 the first middle stage and stage pp-2, and the rank of the
+    MoE-heaviest middle stage two such stages."""
     model, tp, pp, v, tokens, m_mb = ctx.model, sh.tp, sh.pp, sh.v, sh.tokens, sh.m_mb
     z, rec = st.zero, st.recompute
     s, h, B = float(ctx.seq_len), float(model.hidden), ctx.act_bytes
     w_b = 2.0
-    copies = np.where(st.dualpipe, 2.0, 1.0)  # DualPipe keeps two copies of the parameters
-    weights = np.where(z == 3, pr.p_shard, pr.p_local) * w_b * copies
+    dual = st.dualpipe & (pp > 1)
     # fp32 main gradients; with ZeRO-3/FSDP a parameter shard costs 16 bytes, not 18: DeepSpeed keeps
     # 16-bit gradient shards (ZeRO paper Sec. 3.1: 2 + 2 + 12 bytes), FSDP's fp32 shard is itself the
     # optimizer's master copy (mixed precision: 4 + 4 + 8, plus the transient bf16 gathers in z3_buf)
     # (bf16 when gradients are reduced in bf16: Megatron-Core DDP allocates the main-grad buffer in
     # fp32 only with grad_reduce_in_fp32, else in the parameters' dtype)
     grad_b = np.where((z == 3) | ~st.grad_fp32, PARAM_BYTES, GRAD_BYTES)
-    grads = np.where(z >= 2, pr.p_shard, pr.p_local) * grad_b * copies
     # fp32 master + Adam m, v; DeepSeek-V3's FP8 framework keeps the AdamW moments in BF16 (Sec. 3.3.3,
     # "Low-Precision Optimizer States": 4 + 2 + 2 bytes)
     blockwise = ctx.fp8 and ctx.training.precision_recipe == "fp8_blockwise"
-    optim = (8.0 if blockwise else 12.0) * optimizer_shard(st, pr)
+    opt_b = 8.0 if blockwise else 12.0
+
+    def states(*stages: tuple[Arr, Arr, Arr | float]) -> tuple[Arr, Arr, Arr, Arr]:
+        """Weights, gradients, optimizer states and parameters on one GPU of a rank holding
+        ``stages`` ((dense, MoE) layers and embedding / head parameters of each)."""
+        p_d, p_e = 0.0 * tp, 0.0 * tp
+        for nd, nm, emb in stages:
+            d, e = stage_params(ctx, sh, nd, nm, emb)
+            p_d, p_e = p_d + d, p_e + e
+        p_local, p_shard = p_d + p_e, p_d / pr.g + p_e / pr.g_e
+        weights = np.where(z == 3, p_shard, p_local) * w_b
+        grads = np.where(z >= 2, p_shard, p_local) * grad_b
+        # optimizer states: one copy of each stage's, shared by the two DualPipe ranks that hold the
+        # stage (Table 2 doubles the parameters only), so a rank of two stages keeps half of each
+        shard_opt = (p_d / np.where(z >= 1, pr.g, 1.0) + p_e / np.where(z >= 1, pr.g_e, 1.0)) / len(stages)
+        return np.asarray(weights), np.asarray(grads), np.asarray(opt_b * shard_opt), np.asarray(p_local)
+
     # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
     # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them
     scores = np.where(~st.flash & (rec == 0), 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
@@ -1545,45 +1588,103 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
     # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up), at most all m
     # (Megatron-Core caps the warm-up at the m·v chunks of the step: all_warmup_microbatches). The first
-    # stage holds the most, which is why layouts give it fewer layers: the busiest stage in memory
-    # is the largest of first, middle and last
-    # DualPipe holds PP + 1 micro-batches' activations on every rank (DeepSeek-V3 Table 2: each rank
-    # runs the first stages of one direction and the last of the other)
+    # stage holds the most, which is why layouts give it fewer layers
     def inflight(r: Arr | float) -> Arr:
         inter = np.minimum(m_mb, np.minimum(m_mb, pp) * (1.0 + (pp - 1.0 - 2.0 * r) / (pp * v)))
         one_f1b = np.where(v > 1, inter, np.minimum(m_mb, pp - r))
-        return np.asarray(np.where(pp > 1, np.where(st.dualpipe, np.minimum(m_mb, pp + 1.0), one_f1b), 1.0))
+        return np.asarray(np.where(pp > 1, one_f1b, 1.0))
+
+    # DualPipe: each direction runs half the micro-batches, and the stage at position r of a direction
+    # holds min(m/2, pp - r) of them at the peak, so rank r's pair holds pp - r + r + 1 = PP + 1
+    # (DeepSeek-V3 Table 2; deepseek-ai/DualPipe dualpipe.py step(): 2(pp/2 - r - 1) + r + 1 forwards of
+    # its first chunk and r + 1 of its second before the main loop's overlapped F0 B1 adds one more)
+    def inflight_dual(r: Arr | float) -> Arr:
+        return np.asarray(np.minimum(0.5 * m_mb, pp - r))
 
     # with full recompute a micro-batch in flight keeps only each layer's input (2·s·b·h bytes,
     # Korthikanti et al. 2022, Table 2); the one layer being recomputed in the backward holds its
-    # full activations once, whatever the number of micro-batches in flight
-    def stage_act(nd: Arr, nm: Arr, r: Arr | float, off: Arr | None = None, key: str = "first") -> Arr:
+    # full activations once, whatever the number of micro-batches in flight (returned apart: a rank
+    # holding two stages recomputes one layer at a time)
+    def stage_act(nd: Arr, nm: Arr, k: Arr, rc: tuple[Arr, Arr], off: Arr | None = None) -> tuple[Arr, Arr]:
         full_l = np.where(nm > 0, act_moe, act_dense)
-        stored = (nd * act_dense + nm * act_moe) * inflight(r)
+        stored = (nd * act_dense + nm * act_moe) * k
         # activation offload (pp = 1): the offloaded layers' activations live in host memory; one
         # layer's stay on the GPU while its copy is in flight (Transformer Engine's double buffer)
         if off is None:
             off = offloaded_bytes(ctx, st, nd, nm, act_dense, act_moe)
         stored = stored - np.where(off > 0, off - full_l, 0.0)
-        ckpt = (nd + nm) * 2.0 * h * tokens / seq_shard * inflight(r) + full_l
+        ckpt, once = (nd + nm) * 2.0 * h * tokens / seq_shard * k, full_l
         if np.any(st.rc_layers >= 0):
             # block method: only the layers full recompute re-runs keep just their input; the others
             # keep their activations as without recompute (full_recompute_layers), unfused scores too
-            rd, rm = cm.rc[key]
+            rd, rm = rc
             sc_keep = np.where(~st.flash, 5.0 * float(model.n_heads) / tp * s * tokens, 0.0)
             keep = (nd - rd) * (act_dense + sc_keep) + (nm - rm) * (act_moe + sc_keep)
-            part = ((rd + rm) * 2.0 * h * tokens / seq_shard + keep) * inflight(r) + np.where(rd + rm > 0, full_l, 0.0)
+            part = ((rd + rm) * 2.0 * h * tokens / seq_shard + keep) * k
             ckpt = np.where(st.rc_layers >= 0, part, ckpt)
-        return np.asarray(np.where(rec == 2, ckpt, stored))
+            once = np.where(st.rc_layers >= 0, np.where(rd + rm > 0, full_l, 0.0), once)
+        return np.asarray(np.where(rec == 2, ckpt, stored)), np.asarray(np.where(rec == 2, once, 0.0))
+
+    P = ctx.params
+    # embedding and head parameters: every stage is charged the larger of the two where pp > 1, as in
+    # params() (the first stage holds the embedding, the last the head or its copy of a tied embedding)
+    emb_first = np.where(pp > 1, float(max(P.embedding, P.output)), float(P.embedding + P.output))
+    emb_last = emb_mid = emb_first
+    (d1, m1), (dm, mm), (dl, ml) = sh.layers["first"], sh.layers["mid"], sh.layers["last"]
+    # the middle stage with the most MoE layers: dense layers fill the stages from the front, so the
+    # first middle stage past them (or the last middle stage, where fewer MoE layers than a stage remain)
+    dense_rest = np.maximum(float(ctx.n_dense_layers) - sh.n_first, 0.0)
+    moe_mid = np.maximum(float(ctx.n_moe_layers) - m1 - ml, 0.0)
+    mh = np.minimum(sh.slots, moe_mid)
+    dh = sh.slots - mh
+    r_h = np.clip(
+        np.where(mh >= sh.slots, 1.0 + np.ceil(dense_rest / sh.slots), pp - 2.0), 1.0, np.maximum(pp - 2.0, 1.0)
+    )
+    rc_h = full_recompute_layers(st, sh, "mid", (dh, mh))
 
     logits_mem = tokens * (model.vocab / tp) * 6.0
-    off = offloaded_bytes(ctx, st, *sh.layers["first"], act_dense, act_moe)  # the first stage's (Memory.offloaded)
-    act_first = stage_act(*sh.layers["first"], 0.0, off) + np.where(pp == 1, logits_mem, 0.0)
-    act_mid = np.where(pp > 2, stage_act(*sh.layers["mid"], 1.0, key="mid"), 0.0)
-    act_last = np.where(pp > 1, stage_act(*sh.layers["last"], pp - 1.0, key="last") + logits_mem, 0.0)
-    activations = np.maximum(np.maximum(act_first, act_mid), act_last)
+    off = offloaded_bytes(ctx, st, d1, m1, act_dense, act_moe)  # the first stage's (Memory.offloaded)
+    has_mid = pp > 2
+    zero = 0.0 * tp
+    # (weights, gradients, optimizer, parameters, activations) of each rank compared; the DualPipe pairs
+    # only where the batch has DualPipe, the MoE-heaviest middle stage only where it is not the first
+    any_dual = bool(np.any(dual))
+    ranks = []
+
+    def pair(one: tuple[Arr, ...], *two: tuple[Arr, Arr, Arr | float]) -> list[Arr]:
+        return [np.where(dual, b, a) for a, b in zip(one, states(*two), strict=True)] if any_dual else list(one)
+
+    # rank 0: the first stage (1F1B, with the logits where pp = 1), or the first and the last (DualPipe)
+    a1, o1 = stage_act(d1, m1, np.where(dual, inflight_dual(0.0), inflight(0.0)), cm.rc["first"], off)
+    act = a1 + o1 + np.where(pp == 1, logits_mem, 0.0)
+    if any_dual:
+        al, ol = stage_act(dl, ml, inflight_dual(pp - 1.0), cm.rc["last"])
+        act = np.where(dual, a1 + al + np.maximum(o1, ol) + logits_mem, act)
+    ranks.append((*pair(states((d1, m1, emb_first)), (d1, m1, emb_first), (dl, ml, emb_last)), act))
+    # rank 1: the first middle stage (under DualPipe with stage pp-2, whose MoE layers are the heaviest's)
+    am, om = stage_act(dm, mm, np.where(dual, inflight_dual(1.0), inflight(1.0)), cm.rc["mid"])
+    act = am + om
+    if any_dual:
+        ah2, oh2 = stage_act(dh, mh, inflight_dual(pp - 2.0), rc_h)
+        act = np.where(dual, am + ah2 + np.maximum(om, oh2), act)
+    mid = pair(states((dm, mm, emb_mid)), (dm, mm, emb_mid), (dh, mh, emb_mid))
+    ranks.append((*(np.where(has_mid, x, zero) for x in mid), np.where(has_mid, act, zero)))
+    # rank r_h: the MoE-heaviest middle stage (DualPipe: with its partner pp-1-r_h, as heavy or heavier)
+    if not np.all((dh == dm) & (mh == mm) & (r_h <= 1.0)):
+        ah, oh = stage_act(dh, mh, np.where(dual, inflight_dual(r_h), inflight(r_h)), rc_h)
+        act = ah + oh
+        if any_dual:
+            ahp, ohp = stage_act(dh, mh, inflight_dual(pp - 1.0 - r_h), rc_h)
+            act = np.where(dual, ah + ahp + np.maximum(oh, ohp), act)
+        heavy = pair(states((dh, mh, emb_mid)), (dh, mh, emb_mid), (dh, mh, emb_mid))
+        ranks.append((*(np.where(has_mid, x, zero) for x in heavy), np.where(has_mid, act, zero)))
+    # the last stage (1F1B; under DualPipe rank pp-1 holds what rank 0 does)
+    al1, ol1 = stage_act(dl, ml, inflight(pp - 1.0), cm.rc["last"])
+    last_rank = (pp > 1) & ~dual
+    act = np.where(last_rank, al1 + ol1 + logits_mem, zero)
+    ranks.append((*(np.where(last_rank, a, zero) for a in states((dl, ml, emb_last))), act))
+
     z3_buf = np.where(z == 3, 2.0 * pr.layer_dense / tp * w_b * 2.0, 0.0)
-    buffers = ctx.cal.framework_overhead_bytes + z3_buf + np.minimum(pr.p_local * 4.0, 2.0 * 40e6 * 4.0)
     # margins real runs have: the caching allocator's fragmentation of the tensors allocated and
     # freed every step (activations, gathered ZeRO-3 parameters; Megatron-Core and FSDP keep
     # parameters, gradients and optimizer states in buffers allocated once), and NCCL's buffers for
@@ -1600,12 +1701,20 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         + ((pr.edp > 1) if sh.has_moe else 0.0)
     )
     cp_buf = cp_buffer_bytes(ctx, st, sh)  # one layer's transient CP buffers (all-gather, all-to-all)
-    buffers = (
-        buffers
-        + cp_buf
-        + allocator_margin(ctx, st) * (activations + z3_buf + cp_buf)
-        + ctx.cal.nccl_bytes_per_communicator * n_comms
-    )
+    margin = allocator_margin(ctx, st)
+    best: list[Arr] = []
+    best_total = zero - 1.0
+    for weights, grads, optim, p_local, activations in ranks:
+        buffers = ctx.cal.framework_overhead_bytes + z3_buf + np.minimum(p_local * 4.0, 2.0 * 40e6 * 4.0)
+        buffers = (
+            buffers + cp_buf + margin * (activations + z3_buf + cp_buf) + ctx.cal.nccl_bytes_per_communicator * n_comms
+        )
+        parts = [weights, grads, optim, activations, buffers]
+        total = weights + grads + optim + activations + buffers
+        more = total > best_total
+        best = parts if not best else [np.where(more, new, old) for new, old in zip(parts, best, strict=True)]
+        best_total = np.where(more, total, best_total)
+    weights, grads, optim, activations, buffers = best
     return Memory(
         weights=weights, gradients=grads, optimizer=optim, activations=activations, offloaded=off, buffers=buffers
     )
