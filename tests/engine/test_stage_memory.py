@@ -49,3 +49,32 @@ def test_dualpipe_memory_holds_two_moe_middle_stages_on_one_rank() -> None:
     assert r.memory.weights >= 4.0 * per_layer
     one_f1b = estimate_step(_deepseek(), require_fit=False)
     assert r.memory.weights == pytest.approx(2.0 * one_f1b.memory.weights)
+
+
+def test_timing_paces_on_the_moe_heaviest_middle_stage() -> None:
+    # DeepSeek-V3 with five dense layers (a small vocabulary and no MTP keep the last stage light) on 16
+    # stages of four: the first stage holds four dense layers, the first middle stage the fifth and three
+    # MoE layers, every later middle stage four MoE layers. Those set the pace (each MoE layer adds its
+    # all-to-all and expert work), not the first middle stage the layout records as "mid"
+    from wanka.engine import Strategies
+    from wanka.engine.core import compute, shape
+    from wanka.spec import load_model
+
+    model = load_model("deepseek-v3").model_dump(exclude_none=True)
+    model.update(vocab=32000, mtp_layers=0)
+    model["moe"]["n_dense_layers"] = 5
+    sc = parse_scenario(
+        {
+            "cluster": {"accelerator": "H800", "nodes": 32},
+            "model": model,
+            "training": {"global_batch_seqs": 1024, "precision": "fp8", "seq_len": 4096},
+            "parallel": {"tp": 1, "pp": 16, "dp": 16, "ep": 8, "zero": 1, "recompute": "full"},
+        }
+    )
+    ctx = make_context(sc)
+    assert sc.parallel is not None and sc.training is not None
+    st = Strategies.from_specs([sc.parallel], [sc.training.micro_batch])
+    sh = shape(ctx, st)
+    assert (float(sh.layers["mid"][0][0]), float(sh.layers["mid"][1][0])) == (1.0, 3.0)
+    cm = compute(ctx, st, sh)
+    assert (float(cm.nd_s[0]), float(cm.nm_s[0])) == (0.0, 4.0)

@@ -854,6 +854,25 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
     f1, b1, r1 = fwd_bwd(first, "first")
     fm, bm, rm = fwd_bwd(mid, "mid")
     f2, b2, r2 = fwd_bwd(last, "last")
+    (dm, mm) = sh.layers["mid"]
+    if sh.has_moe and np.any(pp > 2):
+        # the middle stages past the dense layers hold only MoE layers: where the first middle stage still
+        # holds some dense ones (dense layers fill the stages from the front), the MoE-heaviest middle stage
+        # (as memory() finds it) may be the slower one, and the slowest stage sets the pace
+        mh = np.minimum(
+            sh.slots, np.maximum(float(ctx.n_moe_layers) - sh.layers["first"][1] - sh.layers["last"][1], 0.0)
+        )
+        dh = sh.slots - mh
+        if np.any(mh > mm):
+            heavy = stage(dh, mh, 0.0 * t_head)
+            rc_mid = rc["mid"]
+            rc["mid"] = full_recompute_layers(st, sh, "mid", (dh, mh))
+            fh, bh, rh = fwd_bwd(heavy, "mid")
+            slower = (fh + bh + rh) > (fm + bm + rm)
+            fm, bm, rm = np.where(slower, fh, fm), np.where(slower, bh, bm), np.where(slower, rh, rm)
+            mid = {k: np.where(slower, heavy[k], mid[k]) for k in mid}
+            dm, mm = np.where(slower, dh, dm), np.where(slower, mh, mm)
+            rc["mid"] = (np.where(slower, rc["mid"][0], rc_mid[0]), np.where(slower, rc["mid"][1], rc_mid[1]))
     c1, cm, c2 = f1 + b1 + r1, np.where(pp > 2, fm + bm + rm, 0.0), f2 + b2 + r2
     use_last = (c2 >= c1) & (c2 >= cm)
     use_mid = ~use_last & (cm > c1)
@@ -870,7 +889,7 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
         one = np.where(use_last, a_last, np.where(use_mid, a_mid, a_first))
         return np.asarray(np.where(use_pair, 0.5 * (a_first + a_last), one))
 
-    (dl, ml), (dm, mm), (d1, m1) = sh.layers["last"], sh.layers["mid"], sh.layers["first"]
+    (dl, ml), (d1, m1) = sh.layers["last"], sh.layers["first"]
     # the slowest model chunk paces the pipeline's warm-up and cool-down: a middle chunk of
     # slots/v layers, or the last stage's final chunk, which holds the LM head beside its layers
     per_layer_last = np.where(sh.n_last > 0, (c2 - 3.0 * t_head) / np.maximum(sh.n_last, 1.0), 0.0)
