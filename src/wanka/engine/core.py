@@ -757,6 +757,15 @@ def shape(ctx: Context, st: Strategies) -> Shape:
 
 
 # ---------------------------------------------------------------- compute
+def heaviest_mid(ctx: Context, sh: Shape) -> tuple[Arr, Arr]:
+    """(dense, MoE) layers of the middle stage with the most MoE layers: dense layers fill the stages from
+    the front, so it is the first middle stage past them (or the last, where fewer MoE layers than a
+    stage remain); ``sh.layers["mid"]`` is the first middle stage, which may still hold dense ones."""
+    moe_mid = np.maximum(float(ctx.n_moe_layers) - sh.layers["first"][1] - sh.layers["last"][1], 0.0)
+    mh = np.minimum(sh.slots, moe_mid)
+    return np.asarray(sh.slots - mh), np.asarray(mh)
+
+
 def full_recompute_layers(
     st: Strategies, sh: Shape, key: str, layers: tuple[Arr, Arr] | None = None
 ) -> tuple[Arr, Arr]:
@@ -859,10 +868,7 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
         # the middle stages past the dense layers hold only MoE layers: where the first middle stage still
         # holds some dense ones (dense layers fill the stages from the front), the MoE-heaviest middle stage
         # (as memory() finds it) may be the slower one, and the slowest stage sets the pace
-        mh = np.minimum(
-            sh.slots, np.maximum(float(ctx.n_moe_layers) - sh.layers["first"][1] - sh.layers["last"][1], 0.0)
-        )
-        dh = sh.slots - mh
+        dh, mh = heaviest_mid(ctx, sh)
         if np.any(mh > mm):
             heavy = stage(dh, mh, 0.0 * t_head)
             rc_mid = rc["mid"]
@@ -1650,12 +1656,9 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     emb_first = np.where(pp > 1, float(max(P.embedding, P.output)), float(P.embedding + P.output))
     emb_last = emb_mid = emb_first
     (d1, m1), (dm, mm), (dl, ml) = sh.layers["first"], sh.layers["mid"], sh.layers["last"]
-    # the middle stage with the most MoE layers: dense layers fill the stages from the front, so the
-    # first middle stage past them (or the last middle stage, where fewer MoE layers than a stage remain)
+    # the middle stage with the most MoE layers (heaviest_mid), past the dense ones
     dense_rest = np.maximum(float(ctx.n_dense_layers) - sh.n_first, 0.0)
-    moe_mid = np.maximum(float(ctx.n_moe_layers) - m1 - ml, 0.0)
-    mh = np.minimum(sh.slots, moe_mid)
-    dh = sh.slots - mh
+    dh, mh = heaviest_mid(ctx, sh)
     r_h = np.clip(
         np.where(mh >= sh.slots, 1.0 + np.ceil(dense_rest / sh.slots), pp - 2.0), 1.0, np.maximum(pp - 2.0, 1.0)
     )
