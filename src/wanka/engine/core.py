@@ -846,7 +846,7 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
         rerun_d = sum((dense[k] for k in ("gemm", *cast, "attn", "elem")), 0.0 * tokens)
         rerun_m = sum((moe[k] for k in ("gemm", *cast, "attn", "elem")), 0.0 * tokens)
 
-    def fwd_bwd(sg: dict[str, Arr], key: str) -> tuple[Arr, Arr, Arr]:
+    def fwd_bwd(sg: dict[str, Arr], rc_stage: tuple[Arr, Arr]) -> tuple[Arr, Arr, Arr]:
         # FP8 casts: the forward quantizes GEMM inputs, the backward output gradients (once each)
         gemm_f, gemm_b = (
             (sg["gemm"] + sg["cast_f"], 2.0 * sg["gemm"] + sg["cast_b"]) if ctx.fp8 else (sg["gemm"], 2.0 * sg["gemm"])
@@ -855,14 +855,14 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
         bwd = gemm_b + 2.5 * sg["attn_b"] + 2.0 * sg["elem"] + 2.0 * sg["head"]
         full_rec = gemm_f + sg["attn"] + sg["elem"]
         if partial:
-            full_rec = np.where(st.rc_layers >= 0, rc[key][0] * rerun_d + rc[key][1] * rerun_m, full_rec)
+            full_rec = np.where(st.rc_layers >= 0, rc_stage[0] * rerun_d + rc_stage[1] * rerun_m, full_rec)
         recomp = np.where(rec == 2, full_rec, np.where(rec == 1, sg["sel"], 0.0))
         return fwd, bwd, recomp
 
     # the busiest stage sets the pace: first, a middle one (pp > 2) or the last with the LM head
-    f1, b1, r1 = fwd_bwd(first, "first")
-    fm, bm, rm = fwd_bwd(mid, "mid")
-    f2, b2, r2 = fwd_bwd(last, "last")
+    f1, b1, r1 = fwd_bwd(first, rc["first"])
+    fm, bm, rm = fwd_bwd(mid, rc["mid"])
+    f2, b2, r2 = fwd_bwd(last, rc["last"])
     (dm, mm) = sh.layers["mid"]
     if sh.has_moe and np.any(pp > 2):
         # the middle stages past the dense layers hold only MoE layers: where the first middle stage still
@@ -871,14 +871,13 @@ def compute(ctx: Context, st: Strategies, sh: Shape) -> Compute:
         dh, mh = heaviest_mid(ctx, sh)
         if np.any(mh > mm):
             heavy = stage(dh, mh, 0.0 * t_head)
-            rc_mid = rc["mid"]
-            rc["mid"] = full_recompute_layers(st, sh, "mid", (dh, mh))
-            fh, bh, rh = fwd_bwd(heavy, "mid")
+            rc_h = full_recompute_layers(st, sh, "mid", (dh, mh))
+            fh, bh, rh = fwd_bwd(heavy, rc_h)
             slower = (fh + bh + rh) > (fm + bm + rm)
             fm, bm, rm = np.where(slower, fh, fm), np.where(slower, bh, bm), np.where(slower, rh, rm)
             mid = {k: np.where(slower, heavy[k], mid[k]) for k in mid}
             dm, mm = np.where(slower, dh, dm), np.where(slower, mh, mm)
-            rc["mid"] = (np.where(slower, rc["mid"][0], rc_mid[0]), np.where(slower, rc["mid"][1], rc_mid[1]))
+            rc["mid"] = (np.where(slower, rc_h[0], rc["mid"][0]), np.where(slower, rc_h[1], rc["mid"][1]))
     c1, cm, c2 = f1 + b1 + r1, np.where(pp > 2, fm + bm + rm, 0.0), f2 + b2 + r2
     use_last = (c2 >= c1) & (c2 >= cm)
     use_mid = ~use_last & (cm > c1)
@@ -1261,10 +1260,14 @@ def pipeline(ctx: Context, st: Strategies, sh: Shape, cm: Compute, comm_mb: Arr)
 
 
 # ---------------------------------------------------------------- parameters, data parallelism, optimizer
+def _layer_mixer_params(ctx: Context) -> float:
+    """Parameters every layer has: attention and its two norms."""
+    return float(ctx.params.attention_per_layer + 2 * ctx.model.hidden)
+
+
 def _layer_dense_params(ctx: Context) -> float:
     """Parameters of one dense layer: attention, its two norms and the MLP."""
-    P = ctx.params
-    return float(P.attention_per_layer + 2 * ctx.model.hidden) + float(P.dense_ffn_per_layer)
+    return _layer_mixer_params(ctx) + float(ctx.params.dense_ffn_per_layer)
 
 
 def stage_params(ctx: Context, sh: Shape, nd: Arr, nm: Arr, emb: Arr | float) -> tuple[Arr, Arr]:
@@ -1272,10 +1275,8 @@ def stage_params(ctx: Context, sh: Shape, nd: Arr, nm: Arr, emb: Arr | float) ->
     layers that also holds ``emb`` embedding / output-head parameters (split over tp; experts over
     ep·etp)."""
     P = ctx.params
-    h = float(ctx.model.hidden)
-    dense_per_layer = float(P.attention_per_layer + 2 * h)
-    layer_dense = dense_per_layer + float(P.dense_ffn_per_layer)
-    layer_moe_nonexpert = dense_per_layer + float(P.shared_experts_per_layer + P.router_per_layer)
+    layer_dense = _layer_dense_params(ctx)
+    layer_moe_nonexpert = _layer_mixer_params(ctx) + float(P.shared_experts_per_layer + P.router_per_layer)
     nonexpert = nd * layer_dense + nm * layer_moe_nonexpert
     nonexpert = nonexpert + emb
     expert = nm * float(P.expert * P.experts_per_layer) / (sh.ep * sh.etp)
@@ -1653,8 +1654,7 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     P = ctx.params
     # embedding and head parameters: every stage is charged the larger of the two where pp > 1, as in
     # params() (the first stage holds the embedding, the last the head or its copy of a tied embedding)
-    emb_first = np.where(pp > 1, float(max(P.embedding, P.output)), float(P.embedding + P.output))
-    emb_last = emb_mid = emb_first
+    emb = np.where(pp > 1, float(max(P.embedding, P.output)), float(P.embedding + P.output))
     (d1, m1), (dm, mm), (dl, ml) = sh.layers["first"], sh.layers["mid"], sh.layers["last"]
     # the middle stage with the most MoE layers (heaviest_mid), past the dense ones
     dense_rest = np.maximum(float(ctx.n_dense_layers) - sh.n_first, 0.0)
@@ -1682,14 +1682,14 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     if any_dual:
         al, ol = stage_act(dl, ml, inflight_dual(pp - 1.0), cm.rc["last"])
         act = np.where(dual, a1 + al + np.maximum(o1, ol) + logits_mem, act)
-    ranks.append((*pair(states((d1, m1, emb_first)), (d1, m1, emb_first), (dl, ml, emb_last)), act))
+    ranks.append((*pair(states((d1, m1, emb)), (d1, m1, emb), (dl, ml, emb)), act))
     # rank 1: the first middle stage (under DualPipe with stage pp-2, whose MoE layers are the heaviest's)
     am, om = stage_act(dm, mm, np.where(dual, inflight_dual(1.0), inflight(1.0)), cm.rc["mid"])
     act = am + om
     if any_dual:
         ah2, oh2 = stage_act(dh, mh, inflight_dual(pp - 2.0), rc_h)
         act = np.where(dual, am + ah2 + np.maximum(om, oh2), act)
-    mid = pair(states((dm, mm, emb_mid)), (dm, mm, emb_mid), (dh, mh, emb_mid))
+    mid = pair(states((dm, mm, emb)), (dm, mm, emb), (dh, mh, emb))
     ranks.append((*(np.where(has_mid, x, zero) for x in mid), np.where(has_mid, act, zero)))
     # rank r_h: the MoE-heaviest middle stage (DualPipe: with its partner pp-1-r_h, as heavy or heavier)
     if not np.all((dh == dm) & (mh == mm) & (r_h <= 1.0)):
@@ -1698,13 +1698,13 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         if any_dual:
             ahp, ohp = stage_act(dh, mh, inflight_dual(pp - 1.0 - r_h), rc_h)
             act = np.where(dual, ah + ahp + np.maximum(oh, ohp), act)
-        heavy = pair(states((dh, mh, emb_mid)), (dh, mh, emb_mid), (dh, mh, emb_mid))
+        heavy = pair(states((dh, mh, emb)), (dh, mh, emb), (dh, mh, emb))
         ranks.append((*(np.where(has_mid, x, zero) for x in heavy), np.where(has_mid, act, zero)))
     # the last stage (1F1B; under DualPipe rank pp-1 holds what rank 0 does)
     al1, ol1 = stage_act(dl, ml, inflight(pp - 1.0), cm.rc["last"])
     last_rank = (pp > 1) & ~dual
     act = np.where(last_rank, al1 + ol1 + logits_mem, zero)
-    ranks.append((*(np.where(last_rank, a, zero) for a in states((dl, ml, emb_last))), act))
+    ranks.append((*(np.where(last_rank, a, zero) for a in states((dl, ml, emb))), act))
 
     z3_buf = np.where(z == 3, 2.0 * pr.layer_dense / tp * w_b * 2.0, 0.0)
     # margins real runs have: the caching allocator's fragmentation of the tensors allocated and
