@@ -21,7 +21,7 @@ from wanka.workload import Gemm
 
 NEMO_TABLES = Path(__file__).resolve().parents[2] / "benchmarks" / "extra_runs" / "nemo_perf_tables.yaml"
 DSV3 = "nemo2606_deepseek_v3_gb300_fp8mx_256g"  # MXFP8, balanced routing, tp = etp = 1, micro-batch 1 x 4096
-GPT_OSS = "nemo2606_gpt_oss_120b_gb300_fp8mx_64g"  # MXFP8, hidden 2880: not a multiple of 256
+GPT_OSS = "nemo2606_gpt_oss_120b_gb300_fp8mx_64g"  # MXFP8, hidden and expert FFN 2880 = 45 x 64, biased experts
 
 
 @pytest.fixture
@@ -72,12 +72,15 @@ def test_fusion_needs_the_mxfp8_recipe(moe_pieces: Callable[..., dict]) -> None:
         assert fused[key] == pytest.approx(plain[key], rel=1e-12)
 
 
-def test_fusion_needs_dims_that_are_multiples_of_256(moe_pieces: Callable[..., dict]) -> None:
-    # GPT-OSS 120B: hidden 2880 -> the op fuser runs (its clamp fused) but not the CuTe DSL grouped MLP kernel
+def test_fusion_takes_dims_multiple_of_64_and_biased_clamped_experts(moe_pieces: Callable[..., dict]) -> None:
+    # GPT-OSS 120B: hidden and expert FFN 2880 are multiples of 64 (not of 256, the first dev commit's rule),
+    # its experts biased and their GeGLU clamped: Transformer Engine 2.15+ runs the fused kernels for it
     fused = moe_pieces(GPT_OSS, **{"software.mlp_op_fuser": True})
     plain = moe_pieces(GPT_OSS, **{"software.mlp_op_fuser": False})
-    assert fused["cast_f"] == pytest.approx(plain["cast_f"], rel=1e-12)
-    assert fused["cast_b"] == pytest.approx(plain["cast_b"], rel=1e-12)
+    top_k, f, per = 4.0, 2880.0, 4.0
+    tokens, hbm = fused["tokens"], fused["hbm"]
+    assert plain["cast_f"] - fused["cast_f"] == pytest.approx(tokens * top_k * f * per / hbm, rel=1e-9)
+    assert plain["cast_b"] - fused["cast_b"] == pytest.approx(tokens * top_k * 2.0 * f * per / hbm, rel=1e-9)
 
 
 def _ctx_of(row: str) -> Any:
@@ -91,11 +94,11 @@ def test_fused_grouped_mlp_follows_the_expert_split() -> None:
     class _St:
         op_fuser = np.array([True, True, True, False])
 
-    # expert FFN 2048 split etp ways: 2048, 1024 and 256 per rank are multiples of 256; the fuser off never fuses
-    got = fused_grouped_mlp(ctx, _St(), np.array([1.0, 2.0, 8.0, 1.0]))  # type: ignore[arg-type]
+    # expert FFN 2048 split etp ways: 2048, 1024 and 64 per rank are multiples of 64; the fuser off never fuses
+    got = fused_grouped_mlp(ctx, _St(), np.array([1.0, 2.0, 32.0, 1.0]))  # type: ignore[arg-type]
     assert got.tolist() == [True, True, True, False]
-    got = fused_grouped_mlp(ctx, _St(), np.array([16.0, 16.0, 16.0, 16.0]))  # type: ignore[arg-type]
-    assert got.tolist() == [False, False, False, False]  # 128 per rank
+    got = fused_grouped_mlp(ctx, _St(), np.array([64.0, 64.0, 64.0, 64.0]))  # type: ignore[arg-type]
+    assert got.tolist() == [False, False, False, False]  # 32 per rank
 
 
 def test_router_gate_is_charged_no_fp8_cast() -> None:

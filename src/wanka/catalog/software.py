@@ -39,6 +39,8 @@ __all__ = [
     "Resolved",
     "SoftwareRule",
     "SwitchFields",
+    "cudnn_frontend_version",
+    "kernel_time_factor",
     "megatron_core_rules",
     "pipeline_splits",
     "release_version",
@@ -174,12 +176,36 @@ class CoreRule(_Ranged):
     source: str = Field(min_length=1)
 
 
+class LibraryRule(_Ranged):
+    """One row of ``data/software.yaml``'s ``cudnn_frontend`` table: the library version a framework release
+    pins, or ``None`` where no source read here states it."""
+
+    version: str | None
+    source: str = Field(min_length=1)
+
+
+class KernelRegression(BaseModel):
+    """One row of ``data/software.yaml``'s ``kernel_regressions``: a library kernel that runs ``time_factor``
+    times its normal time in library versions ``[min_version, fixed_in)``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    library: Literal["cudnn_frontend"]
+    kernel: str = Field(min_length=1)
+    min_version: str
+    fixed_in: str | None = None
+    time_factor: float = Field(gt=1.0, le=100.0)
+    source: str = Field(min_length=1)
+
+
 class _File(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_: Literal["wanka-software/2"] = Field(alias="schema")
     rules: list[SoftwareRule]
     megatron_core: list[CoreRule] = Field(default_factory=list)
+    cudnn_frontend: list[LibraryRule] = Field(default_factory=list)
+    kernel_regressions: list[KernelRegression] = Field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -189,7 +215,12 @@ def _file() -> _File:
     except ValidationError as e:
         err = e.errors()[0]
         raise CatalogError(f"catalog file software.yaml: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-    for name, rows in (("rules", doc.rules), ("megatron_core", doc.megatron_core)):
+    tables: tuple[tuple[str, list[Any]], ...] = (
+        ("rules", doc.rules),
+        ("megatron_core", doc.megatron_core),
+        ("cudnn_frontend", doc.cudnn_frontend),
+    )
+    for name, rows in tables:
         if not rows or rows[-1].framework or rows[-1].max_release or rows[-1].min_release:
             raise CatalogError(
                 f"catalog file software.yaml: the last row of {name} must be the catch-all (framework '')"
@@ -198,9 +229,12 @@ def _file() -> _File:
             for b in (r.min_release, r.max_release):
                 if b is not None:
                     release_version(b)
-    for c in doc.megatron_core:
-        if c.version is not None and release_version(c.version)[0] != "pep440":
-            raise CatalogError(f"catalog file software.yaml: megatron_core version {c.version!r} is not a version")
+    versions = [("megatron_core", c.version) for c in doc.megatron_core]
+    versions += [("cudnn_frontend", c.version) for c in doc.cudnn_frontend]
+    versions += [("kernel_regressions", v) for k in doc.kernel_regressions for v in (k.min_version, k.fixed_in)]
+    for name, ver in versions:
+        if ver is not None and release_version(ver)[0] != "pep440":
+            raise CatalogError(f"catalog file software.yaml: {name} version {ver!r} is not a version")
     return doc
 
 
@@ -212,6 +246,30 @@ def software_rules() -> tuple[SoftwareRule, ...]:
 def megatron_core_rules() -> tuple[CoreRule, ...]:
     """The ``megatron_core`` table of ``data/software.yaml``, in order (loaded once)."""
     return tuple(_file().megatron_core)
+
+
+@lru_cache(maxsize=256)
+def cudnn_frontend_version(framework: str = "", release: str | None = None) -> tuple[str | None, str]:
+    """The cuDNN frontend ``framework`` at ``release`` pins (first matching row of the ``cudnn_frontend``
+    table; ``None`` where no source read here states it), with the row's source."""
+    for row in _file().cudnn_frontend:
+        if row.matches(framework, release):
+            return row.version, row.source
+    raise AssertionError("software.yaml's cudnn_frontend table ends with a catch-all row")  # pragma: no cover
+
+
+def kernel_time_factor(kernel: str, cudnn_frontend: str | None) -> tuple[float, str | None]:
+    """How many times its normal time ``kernel`` takes under cuDNN frontend ``cudnn_frontend`` (1.0 and no
+    source where no published regression covers that version, or the version is not known)."""
+    if cudnn_frontend is None:
+        return 1.0, None
+    v = release_version(cudnn_frontend)[1]
+    for k in _file().kernel_regressions:
+        if k.kernel != kernel or v < Version(k.min_version):
+            continue
+        if k.fixed_in is None or v < Version(k.fixed_in):
+            return k.time_factor, k.source
+    return 1.0, None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from wanka.calibration import Calibration, default_calibration
 from wanka.catalog import Accelerator, accelerator
-from wanka.catalog.software import PipelineSplits, pipeline_splits
+from wanka.catalog.software import PipelineSplits, cudnn_frontend_version, kernel_time_factor, pipeline_splits
 from wanka.errors import InfeasibleError, SpecError
 from wanka.network.groups import fabric_slowdowns, scale_out_bw, scale_up_bw
 from wanka.spec.cluster import ClusterSpec
@@ -98,6 +98,9 @@ class Context:
     eager_bias_fp32_moe: float = 0.0
     # the pipeline splits the scenario's software release can build (feasibility rules; current by default)
     splits: PipelineSplits = field(default_factory=pipeline_splits)
+    # time factor of the fused grouped MLP's FC2-dgrad + dGLU kernel when FC1 has a bias, from the cuDNN frontend
+    # the software pins (catalog kernel_regressions; 1 = no published regression)
+    dglu_dbias_factor: float = 1.0
 
     @property
     def hbm_usable(self) -> float:
@@ -143,6 +146,9 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
     ring_c, a2a_c, note = fabric_slowdowns(cluster, all_to_all=model.moe is not None)
     if note:
         notes.append(note)
+    dglu, dglu_note = _dglu_dbias(scenario, model)
+    if dglu_note and training.precision_recipe == "mxfp8":  # the fused grouped MLP runs only under MXFP8
+        notes.append(dglu_note)
     n_moe = model.n_moe_layers + (model.mtp_layers if model.moe is not None else 0)
     n_dense = model.n_layers + model.mtp_layers - n_moe
     return Context(
@@ -193,7 +199,26 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         act_routed_moe=routed_activation_elems_per_token(model),
         eager_bias_fp32_moe=expert_bias_fp32_probs_bytes_per_token(model, "moe", act_bytes),
         splits=_splits(scenario),
+        dglu_dbias_factor=dglu,
     )
+
+
+def _dglu_dbias(scenario: Scenario, model: ModelSpec) -> tuple[float, str | None]:
+    """The fused grouped MLP's FC2-dgrad + dGLU kernel time factor where the routed experts' FC1 has a bias
+    (the kernel then reduces the bias gradient) under the cuDNN frontend the software pins, or that the
+    scenario's ``software.cudnn_frontend`` names; with a note naming the version and the regression's source."""
+    sw = scenario.software
+    if sw is None or model.moe is None or not model.moe.expert_bias:
+        return 1.0, None
+    version = sw.cudnn_frontend or cudnn_frontend_version(sw.framework, sw.release)[0]
+    factor, source = kernel_time_factor("grouped_gemm_dglu_dbias", version)
+    if source is None:
+        return 1.0, None
+    note = (
+        f"cuDNN frontend {version}: the MXFP8 fused grouped MLP's FC2-dgrad + dGLU kernel with the experts' FC1 "
+        f"bias runs {factor:.2f}x its time once fixed ({source.split(' (')[0]})"
+    )
+    return factor, note
 
 
 def _splits(scenario: Scenario) -> PipelineSplits:

@@ -223,6 +223,11 @@ def _gemms_fwd_time(
                 f_bytes, b_bytes = 0.0 * f_bytes, 0.0 * b_bytes
             elif g.name == "expert_fc2":  # its input comes quantized out of FC1's fused epilogue
                 f_bytes = np.where(fused_mlp, 0.0, f_bytes)
+                if ctx.dglu_dbias_factor != 1.0:
+                    # FC2's dgrad runs in the fused dGLU kernel, which reduces FC1's bias gradient: a cuDNN
+                    # frontend regression (catalog kernel_regressions) slows that kernel; charged to the backward
+                    extra = (ctx.dglu_dbias_factor - 1.0) * t_g
+                    casts["bwd"] = casts["bwd"] + np.where(fused_mlp, extra, 0.0)
             elif g.name == "expert_fc1":  # its output gradient comes quantized out of FC2's dgrad epilogue
                 b_bytes = np.where(fused_mlp, 0.0, b_bytes)
             casts["fwd"] = casts["fwd"] + _hbm_time(ctx, f_bytes)
@@ -240,11 +245,11 @@ def _gemms_fwd_time(
     return t_total, f_total, t_up, f_up
 
 
-# Transformer Engine's fused grouped-MLP kernels (CuTe DSL, cuDNN frontend grouped_gemm_swiglu /
-# grouped_gemm_dswiglu, SM100 family) take FC1 and FC2 dims that are multiples of 256
-# (transformer_engine/pytorch/ops/fused/forward_grouped_mlp.py fuse_forward_ops and
-# backward_grouped_mlp.py BackwardGroupedMLP_CuTeGEMMDSwiGLU_MXFP8.__init__, TE 2.x)
-_FUSED_GROUPED_MLP_DIM_MULTIPLE = 256
+# Transformer Engine's fused grouped-MLP kernels (CuTe DSL, cuDNN frontend grouped_gemm_glu /
+# grouped_gemm_dglu, SM100 family) take FC1 and FC2 dims that are multiples of 64 in every release that
+# ships them (transformer_engine/pytorch/ops/_common.py validate_grouped_mlp_dims, v2.15+: PR 2856 relaxed
+# the 256 of the first dev commit, PR 2769, ten days after it landed)
+_FUSED_GROUPED_MLP_DIM_MULTIPLE = 64
 
 
 def fused_grouped_mlp(ctx: Context, st: Strategies, etp: Arr) -> Arr:
@@ -256,8 +261,8 @@ def fused_grouped_mlp(ctx: Context, st: Strategies, etp: Arr) -> Arr:
     into ops/fused/grouped_mlp.py with the same epilogues.
 
     The op fuser registers the fusion only under an MXFP8 recipe (``recipe.mxfp8()``; MXFP8 itself runs on
-    the SM100 family, which the kernels need), for GroupedLinear + gated activation + GroupedLinear with FC1
-    and FC2 dims multiples of 256 (later TE also takes expert biases and the clamped GeGLU); Megatron-Core
+    the SM100 family, which the kernels need), for GroupedLinear + gated activation (SwiGLU or the clamped
+    GeGLU) + GroupedLinear, biased or not, with FC1 and FC2 dims multiples of 64; Megatron-Core
     builds that op sequence for its grouped experts when ``use_transformer_engine_op_fuser`` is on
     (``mlp_op_fuser``). The kernels still quantize FC1's input and FC2's output gradient
     (``tex.split_quantize``): those casts stay, as do the shared experts' (a separate MLP)."""

@@ -28,6 +28,12 @@ class SoftwareSpec(Spec, SwitchFields):
 
     framework: str = Field("", max_length=200, description="e.g. 'Megatron-Core', 'NeMo', 'torchtitan'; '' = current")
     release: str | None = Field(None, max_length=50, description="'2022', '25.11', '0.8'; None = the newest")
+    cudnn_frontend: str | None = Field(
+        None,
+        max_length=50,
+        description="the nvidia-cudnn-frontend version the run used, e.g. '1.24.0' (its fused MoE kernels' "
+        "published regressions apply); None = the version the framework release pins, where the catalog knows it",
+    )
 
     @field_validator("release", mode="before")
     @classmethod
@@ -47,6 +53,18 @@ class SoftwareSpec(Spec, SwitchFields):
             except Exception as e:  # SpecError -> a pydantic error naming the field
                 raise ValueError(str(e).split(": ", 1)[-1]) from None
         return r
+
+    @field_validator("cudnn_frontend")
+    @classmethod
+    def _library_version(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                scheme = release_version(v)[0]
+            except Exception as e:
+                raise ValueError(str(e).split(": ", 1)[-1]) from None
+            if scheme != "pep440":
+                raise ValueError(f"= {v!r}: give a library version such as '1.24.0'")
+        return v
 
     def overrides(self) -> dict[str, Any]:
         """The switches given explicitly here."""

@@ -72,6 +72,7 @@ class CaseSoftware(_Row, SwitchFields):
 
     framework: str = ""
     release: str | int | float = ""
+    cudnn_frontend: str | None = None
     switches_source: str | None = None
 
 
@@ -289,6 +290,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
         software = SoftwareSpec(
             framework=str(sw.framework or ""),
             release=str(sw.release) if sw.release != "" else None,
+            cudnn_frontend=sw.cudnn_frontend,
             **{k: getattr(sw, k) for k in SWITCHES},
         )
     except ValueError as e:
