@@ -5,7 +5,8 @@ schema (NVIDIA's NeMo / Megatron-Bridge performance tables of every release, and
 BLOOM, OPT, Llama 3, torchtitan, MosaicML MPT, Nemotron-4 340B, MegaScale, LLaMA). The calibration
 fit never reads them. Prints, per file and per family (source, accelerator, dense/MoE), the
 number of cases predicted, MAPE, median and maximum error, and the share within 20%; then the
-issue's three groups (papers, NeMo dense rows, NeMo MoE rows; dense/MoE from the model, not the id),
+issue's groups (papers, NeMo dense rows, NeMo MoE rows, non-NVIDIA rows, and every MoE row of every file;
+dense/MoE from the model, not the id),
 the cases with no layout that fits in HBM (reported, never predicted), and how often the published
 figure lies inside the band of the unpublished settings.
 
@@ -19,6 +20,7 @@ import json
 import re
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,8 +72,9 @@ def check(path: Path) -> tuple[ValidationReport, dict[str, bool]]:
     return rep, moe
 
 
-def _summary(rep: ValidationReport, keep: dict[str, bool] | None = None) -> dict[str, float]:
-    rows = [c for c in rep.cases if c.kind == "steady_state" and (keep is None or keep.get(c.id, False))]
+def _summary(rep: ValidationReport | list[Any], keep: dict[str, bool] | None = None) -> dict[str, float]:
+    cases = rep if isinstance(rep, list) else rep.cases
+    rows = [c for c in cases if c.kind == "steady_state" and (keep is None or keep.get(c.id, False))]
     a = np.abs([c.rel_error for c in rows if c.rel_error is not None])
     banded = [c for c in rows if c.band is not None and c.unknown]
     out: dict[str, float] = {
@@ -124,8 +127,10 @@ def main() -> None:
     ap.add_argument("--results", action="store_true", help="record the groups in benchmarks/results/calibration.json")
     args = ap.parse_args()
     groups: dict[str, dict[str, float]] = {}
+    moe_cases: list[Any] = []  # every MoE row of every file (issue 18's target counts them all)
     for f in args.files or sorted(EXTRA.glob("*.yaml")):
         rep, moe = check(f)
+        moe_cases += [c for c in rep.cases if moe.get(c.id, False)]
         if f.name == "papers.yaml":
             groups["papers"] = _summary(rep)
         elif f.name == "nemo_perf_tables.yaml":
@@ -137,7 +142,12 @@ def main() -> None:
             for vendor, g in sorted(vendor_groups(rep, f).items()):
                 n, mape, signed = g["cases"], g["mape"], g["mean_signed"]
                 print(f"    {vendor:14s} {n:3.0f} cases  MAPE {mape:6.1%}  mean signed {signed:+6.1%}")
-    print("groups (targets: papers MAPE <= 10%, NeMo dense <= 8%, NeMo MoE <= 15%, non-NVIDIA <= 15%):")
+    if moe_cases:
+        groups["all_moe"] = _summary(moe_cases)
+    print(
+        "groups (targets: papers MAPE <= 10%, NeMo dense <= 8%, NeMo MoE <= 15%, non-NVIDIA <= 15%, "
+        "all MoE rows <= 15%):"
+    )
     for name, s in groups.items():
         print("  " + _group_line(name, s))
     if args.results:
