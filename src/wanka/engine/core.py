@@ -450,6 +450,32 @@ def _flash_time(
     return np.asarray(0.5 * full_flops / (ctx.bf16_peak * attn_frac * ctx.cal.attn_efficiency * len_eff * hd))
 
 
+# bytes per element of GShard's [tokens, experts x capacity] masks per forward: the gate writes the fp32
+# combine weights (4), casts them to the bool dispatch mask (read 4, write 1), and the two einsums cast the
+# mask and the weights to the activation dtype (read 1, write 2; read 4, write 2): DeepSpeed-MoE
+# sharded_moe.py top2gating / MOELayer.forward, MindSpeed mindspeed/moe/gate.py, moe_layer.py
+_EINSUM_MASK_BYTES = 18.0
+
+
+def einsum_dispatch_time(ctx: Context, s_rank: Arr, capacity: Arr | float) -> tuple[Arr, Arr]:
+    """Forward (GEMM, memory-bound) time of GShard's einsum dispatch and combine of one MoE layer for the
+    ``s_rank`` tokens that enter this rank's gate, each expert padded to ``capacity`` times its mean load.
+
+    The gate writes one-hot masks over ``E·C = top_k·capacity·s_rank`` slots; "sec,sm->ecm" gathers the
+    tokens into the experts' capacity buffers and "sec,ecm->sm" weights and sums their outputs back, each a
+    dense GEMM of ``2·E·C·s_rank·h`` FLOPs in the activation dtype (outside Transformer Engine): quadratic in
+    the tokens per rank, which is why later stacks index-select instead (DeepSpeed-MoE deepspeed/moe/
+    sharded_moe.py; MindSpeed mindspeed/moe/moe_layer.py, whose --enable-token-rearrange-opt avoids it)."""
+    cfg = ctx.model.moe
+    assert cfg is not None
+    hid = float(ctx.model.hidden)
+    slots = float(cfg.top_k) * capacity * s_rank
+    flops = 2.0 * 2.0 * slots * s_rank * hid
+    t_gemm = flops / (ctx.bf16_peak * _gemm_eff(ctx, slots, hid + 0.0 * s_rank, s_rank))
+    t_elem = _hbm_time(ctx, _EINSUM_MASK_BYTES * slots * s_rank)
+    return np.asarray(t_gemm), np.asarray(t_elem)
+
+
 def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep: Arr, etp: Arr) -> dict[str, Arr]:
     """Forward pieces of one layer per micro-batch on one GPU."""
     moe = kind == "moe"
@@ -500,8 +526,14 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     # the layout the grouped GEMM reads (the permutation runs inside the dispatch kernel).
     if moe and cfg is not None:
         local = float(cfg.n_experts) / ep
-        sort = np.where((ep > 1) & (local > 1) & ~st.deepep, 4.0 * float(cfg.top_k) * float(ctx.model.hidden), 0.0)
+        sort = np.where(
+            (ep > 1) & (local > 1) & ~st.deepep & ~st.einsum, 4.0 * float(cfg.top_k) * float(ctx.model.hidden), 0.0
+        )
         t_elem = t_elem + _hbm_time(ctx, sort * tokens / shard * ctx.act_bytes)
+    if moe and cfg is not None and np.any(st.einsum):
+        t_ein_gemm, t_ein_elem = einsum_dispatch_time(ctx, tokens / shard, imb)
+        t_gemm = t_gemm + np.where(st.einsum, t_ein_gemm, 0.0)
+        t_elem = t_elem + np.where(st.einsum, t_ein_elem, 0.0)
     # a clamped gated activation and biased experts run as separate kernels in Megatron-Core's grouped
     # MLP unless Transformer Engine's op fuser fuses FC1, activation and FC2 (eager_mlp_elems_per_token)
     eager = (ctx.eager_mlp_moe if moe else ctx.eager_mlp_dense)[0]
@@ -959,6 +991,17 @@ def _gather_bytes(ctx: Context, st: Strategies) -> Arr:
     return np.asarray(np.where(st.gather_fp8, tp_gather_bytes_per_element(ctx), ctx.act_bytes))
 
 
+def einsum_tp_multiplier(ctx: Context, st: Strategies, sh: Shape) -> Arr:
+    """TP traffic of an MoE layer's expert block over a dense MLP's: ``top_k · capacity`` where GShard's einsum
+    dispatch hands tp-split experts their capacity-padded buffers (:func:`einsum_dispatch_time`), else 1."""
+    cfg = ctx.model.moe
+    one = np.ones_like(sh.tp, dtype=float)
+    if not sh.has_moe or cfg is None or not np.any(st.einsum):
+        return one
+    cap = routing_imbalance(ctx, sh.tokens, sh.ep)
+    return np.asarray(np.where(st.einsum & (sh.etp > 1), float(cfg.top_k) * cap, one))
+
+
 def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Comm:
     """Sequence parallel: 2 all-gathers + 2 reduce-scatters of s·b·h per layer forward and again
     backward (and recompute); without it 2 all-reduces each way (Korthikanti et al. 2022, Sec. 4.2.2).
@@ -982,13 +1025,18 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
     ar = zero_t if all_sp else collective_time("all_reduce", act, group).time_s
     per_layer = np.where(st.sp, 2.0 * (np.asarray(ag) + np.asarray(rs)), 2.0 * np.asarray(ar))
     passes = 2.0 + cm.rec_full  # forward, backward, recompute (of the layers full recompute re-runs)
+    # GShard's einsum dispatch with experts split tp ways (DeepSpeed-MoE / MindSpeed: each expert a column-
+    # then row-parallel MLP over its capacity buffer): the MoE block's gather and scatter carry the
+    # capacity-padded slots, top_k x capacity times the tokens, the attention block's the tokens
+    moe_mult = einsum_tp_multiplier(ctx, st, sh)
+    layers_tp = cm.nd_s + cm.nm_s * (1.0 + moe_mult) / 2.0  # the stage's layers in dense-layer TP traffic
     # Megatron keeps only the local shard of a column-parallel GEMM's sequence-parallel input, so its
     # backward all-gathers the input again for the weight gradient, beside the data-gradient GEMM
     # (Korthikanti et al. 2022 Sec. 4.2.2; Megatron-Core LinearWithGradAccumulationAndAsyncCommunication,
     # Transformer Engine ln_out_needs_gather with the bulk dgrad overlap): two more gathers per layer
     regather = st.sp & st.regather & (tp > 1)
     re_ag = np.where(regather, 2.0 * np.asarray(ag), 0.0)
-    total = np.where(tp > 1, (per_layer * passes + re_ag) * cm.layers_s, 0.0)
+    total = np.where(tp > 1, (per_layer * passes + re_ag) * layers_tp, 0.0)
     # TP-comm overlap (Transformer Engine userbuffers, sequence parallel only; Wang et al. 2023,
     # "Overlap communication with dependent computation via decomposition"): each all-gather is split
     # into tp chunks that stream into the column-parallel GEMM after it, each reduce-scatter out of
@@ -1000,28 +1048,31 @@ def tensor_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
 
     eta = ctx.cal.tp_overlap_efficiency
 
-    def _exposed(w: dict[str, Arr], g_mult: float) -> Arr:
+    def _exposed(w: dict[str, Arr], g_mult: float, mlp_mult: Arr | float) -> Arr:
         # per collective c beside GEMM time g: c - eta * min(c (1 - 1/tp), g)
         out = np.zeros_like(tp)
-        for blk in ("mix", "mlp"):
-            for c, g in ((ag_t, w[f"{blk}_col"]), (rs_t, w[f"{blk}_row"])):
+        for blk, mult in (("mix", 1.0), ("mlp", mlp_mult)):
+            for c, g in ((ag_t * mult, w[f"{blk}_col"]), (rs_t * mult, w[f"{blk}_row"])):
                 out = out + c - eta * np.minimum(c * (1.0 - 1.0 / tp), g_mult * g)
         return out
 
-    def _overlapped(w: dict[str, Arr]) -> Arr:
-        fwd = _exposed(w, 1.0)  # the forward, and again the recompute pass of full recompute
+    def _overlapped(w: dict[str, Arr], mlp_mult: Arr | float = 1.0) -> Arr:
+        fwd = _exposed(w, 1.0, mlp_mult)  # the forward, and again the recompute pass of full recompute
         # the re-gather runs whole beside the data-gradient GEMM of its column-parallel linear (a bulk
         # overlap: no chunk of it waits for a GEMM to start)
-        re = sum((ag_t - eta * np.minimum(ag_t, w[f"{blk}_col"]) for blk in ("mix", "mlp")), 0.0 * tp)
-        bwd = _exposed(w, 2.0) + np.where(regather, re, 0.0)
+        re = sum(
+            (ag_t * m - eta * np.minimum(ag_t * m, w[f"{blk}_col"]) for blk, m in (("mix", 1.0), ("mlp", mlp_mult))),
+            0.0 * tp,
+        )
+        bwd = _exposed(w, 2.0, mlp_mult) + np.where(regather, re, 0.0)
         return fwd + bwd + np.where(st.recompute == 2, cm.rec_full * fwd, 0.0)
 
-    over = cm.nd_s * _overlapped(cm.dense) + cm.nm_s * (_overlapped(cm.moe) if sh.has_moe else 0.0)
+    over = cm.nd_s * _overlapped(cm.dense) + cm.nm_s * (_overlapped(cm.moe, moe_mult) if sh.has_moe else 0.0)
     exposed = np.where(st.tp_overlap & st.sp & (tp > 1), np.minimum(over, total), total)
     per_pass = np.where(st.sp, 2.0 * (act_ag + act), 4.0 * act)  # SP: 2 gathers + 2 scatters; else 2 all-reduces
     re_bytes = np.where(regather, 2.0 * act_ag, 0.0)
-    nbytes = np.where(tp > 1, (per_pass * passes + re_bytes) * (tp - 1) / tp * cm.layers_s, 0.0)
-    calls = np.where(tp > 1, sh.m_mb * cm.layers_s * passes, 0.0)
+    nbytes = np.where(tp > 1, (per_pass * passes + re_bytes) * (tp - 1) / tp * layers_tp, 0.0)
+    calls = np.where(tp > 1, sh.m_mb * layers_tp * passes, 0.0)
     sp2 = calls * np.where(st.sp, 2.0, 0.0)
     re_calls = np.where(regather, 2.0 * sh.m_mb * cm.layers_s, 0.0)
     return Comm(
@@ -1188,6 +1239,9 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         # DeepEP / HybridEP its BF16 hidden states, so its dispatch stays at act_bytes
         bytes_scale = np.where(st.deepep & st.dispatch_fp8 & ctx.fp8, (1.0 + 3.0 * B) / (4.0 * B), 1.0)
         a2a_bytes = sh.tokens / np.where(st.sp, tp, 1.0) * k_top * float(model.hidden) * B * bytes_scale
+        # GShard's einsum dispatch exchanges the experts' capacity buffers, padding included (einsum_dispatch_time)
+        if np.any(st.einsum):
+            a2a_bytes = a2a_bytes * np.where(st.einsum, routing_imbalance(ctx, sh.tokens, ep), 1.0)
         t_a2a = np.asarray(collective_time("all_to_all", a2a_bytes, group).time_s)
         passes = 4.0 + 2.0 * cm.rec_moe
         total = np.where(ep > 1, t_a2a * passes * cm.nm_s, 0.0)

@@ -47,6 +47,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "cuda_graphs": spec.cuda_graphs,
         "graphs_moe": spec.cuda_graphs_moe,
         "deepep": spec.ep_dispatch == "deepep",
+        "einsum": spec.ep_dispatch == "einsum",
         "dualpipe": spec.pp_schedule == "dualpipe",
         "grad_fp32": spec.grad_reduce_fp32,
         "op_fuser": spec.mlp_op_fuser,
@@ -90,6 +91,7 @@ class Strategies:
     cuda_graphs: BoolArr
     graphs_moe: BoolArr  # with cuda_graphs: the MoE dispatch, experts and combine captured too
     deepep: BoolArr
+    einsum: BoolArr  # GShard one-hot einsum dispatch and combine (DeepSpeed-MoE), capacity-padded experts
     dualpipe: BoolArr
     grad_fp32: BoolArr  # fp32 gradient buffer and reduction (grad_reduce_in_fp32)
     op_fuser: BoolArr  # FFN clamp and expert bias fused into the MLP op (no eager passes)

@@ -109,10 +109,12 @@ class ParallelSpec(Spec):
         "the MoE router and preprocessing only (Megatron-Core cuda_graph_scope attn, moe_router, moe_preprocess), "
         "so dispatch, experts and combine keep their launch cost",
     )
-    ep_dispatch: Literal["alltoall", "deepep"] = Field(
+    ep_dispatch: Literal["alltoall", "deepep", "einsum"] = Field(
         "alltoall",
         description="MoE dispatch: alltoall = a copy per expert rank; deepep = one copy per destination node "
-        "forwarded over NVLink, FP8 dispatch in FP8 runs (DeepSeek-V3 Sec. 3.2.2)",
+        "forwarded over NVLink, FP8 dispatch in FP8 runs (DeepSeek-V3 Sec. 3.2.2); einsum = GShard's dense "
+        "dispatch of DeepSpeed-MoE and its ports (MindSpeed / ModelLink 2024): one-hot [tokens, experts x "
+        "capacity] masks multiplied with the tokens, experts on capacity-padded buffers",
     )
     pp_schedule: Literal["1f1b", "dualpipe"] = Field(
         "1f1b", description="1f1b (interleaved when vpp > 1) or DualPipe (DeepSeek-V3 Sec. 3.2.1)"
