@@ -80,3 +80,17 @@ def test_einsum_is_a_valid_dispatch_and_a_bad_one_is_refused() -> None:
     assert _scenario("einsum").parallel.ep_dispatch == "einsum"
     with pytest.raises(Exception, match="ep_dispatch"):
         _scenario("one_hot")
+
+
+def test_einsum_masks_are_kept_for_the_backward() -> None:
+    sc = _scenario("einsum").model_copy(
+        update={"parallel": _scenario("einsum").parallel.model_copy(update={"recompute": "none"})}
+    )
+    plain = _scenario("alltoall").model_copy(
+        update={"parallel": _scenario("alltoall").parallel.model_copy(update={"recompute": "none"})}
+    )
+    a = estimate_step(plain, require_fit=False).memory.activations
+    b = estimate_step(sc, require_fit=False).memory.activations
+    # 8 MoE layers of S = 8192 / tp 8 = 1024 tokens per rank, E·C = 2 x 1.1 x S slots, (2 x 2 + 4) bytes each
+    s_rank = 8192.0 / 8.0
+    assert b - a == pytest.approx(8 * 8.0 * 2.2 * s_rank * s_rank, rel=1e-6)

@@ -1659,6 +1659,13 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     )
     act_moe = ((ctx.act_moe - np.where(drop, ctx.sel_moe[0], 0.0)) * B - f8 * g_moe + o_twice) * tokens / seq_shard
     act_dense, act_moe = act_dense + scores, act_moe + scores
+    # GShard's einsum dispatch keeps its [tokens, E·C] masks for the backward (einsum_dispatch_time): the
+    # dispatch mask and combine weights in the activation dtype, the einsums' operands, and the gate's fp32
+    # combine weights
+    if model.moe is not None and np.any(st.einsum):
+        s_rank = tokens / seq_shard
+        slots = float(model.moe.top_k) * routing_imbalance(ctx, tokens, sh.ep) * s_rank
+        act_moe = act_moe + np.where(st.einsum, (2.0 * B + 4.0) * slots * s_rank, 0.0)
     # without the backward re-gather (tensor_parallel) the two gathered column-parallel inputs of a layer
     # are saved whole: (1 - 1/tp) of them beyond the local shard counted above
     gather_b = _gather_bytes(ctx, st)
