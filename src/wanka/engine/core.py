@@ -22,7 +22,8 @@ one), the typed records of each concern:
   dp         ZeRO-0 all-reduce, ZeRO-1 one RS + AG per step, ZeRO-2 RS every micro-batch, ZeRO-3 AG
              before every forward and backward and RS after, each hidden only behind its own
              micro-batch's compute; hybrid: + one cross-group all-reduce.
-  optimizer  Adam over the local shard, HBM-bound.
+  optimizer  Adam over the local shard, HBM-bound; with Muon also the Newton-Schulz GEMMs of the
+             matrices this rank steps (newton_schulz).
   links      :class:`Links`: each concern's busy time on each GPU link (scale-up, NIC) at its
              achievable bandwidth; on every link exposed >= busy - overlappable compute (a
              shortfall is shared by the concerns on the link); hidden collectives take
@@ -1491,9 +1492,10 @@ def _ns_time(ctx: Context, rows: Arr, cols: Arr) -> Arr:
     Each of the quintic iterations (NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/
     muon_utils.py ``newton_schulz_step``, on the matrix transposed so that m <= n) computes A = X Xᵀ
     (2·m²·n FLOPs), B = b·A + c·A·A (2·m³) and X = a·X + B·X (2·m²·n): 4·m²·n + 2·m³ per iteration
-    (Jordan et al. 2024, "Muon"; Liu et al. 2025, arXiv 2502.16982, Sec. 2). Megatron-Bridge sets
-    muon_fp32_matmul_prec "medium", under which ``newton_schulz`` casts X to BF16 and runs the
-    iterations with BF16 GEMMs, so each GEMM runs at the BF16 rate and its shape's efficiency.
+    (Jordan et al. 2024, "Muon"; Liu et al. 2025, "Muon is Scalable for LLM Training", arXiv
+    2502.16982). Megatron-Bridge sets muon_fp32_matmul_prec "medium", under which ``newton_schulz``
+    casts X to BF16 and runs the iterations with BF16 GEMMs, so each GEMM runs at the BF16 rate and
+    its shape's efficiency.
     """
     m, n = np.minimum(rows, cols), np.maximum(rows, cols)
     peak = ctx.bf16_peak
@@ -1526,8 +1528,7 @@ def newton_schulz(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     the dp·cp ranks and routed experts over their expert-data-parallel ranks (an expert not replicated
     across ranks is orthogonalized by its owner), balanced by size (Megatron-Core
     layer_wise_optimizer.py ``_shard_params_ping_pong``), so a rank does 1/group of the work and at
-    least the largest matrix; Liu et al. 2025 (Sec. 2.3, Distributed Muon) likewise split the work
-    over the data-parallel group. With zero 0 every rank orthogonalizes all its matrices.
+    least the largest matrix. With zero 0 every rank orthogonalizes all its matrices.
     """
     model = ctx.model
     zero = 0.0 * sh.tp
@@ -1706,7 +1707,7 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
             return np.asarray(weights), np.asarray(grads), np.asarray(opt_b * shard_opt), np.asarray(p_local)
         # Muon keeps the master copy and one moment, its momentum buffer (zeros_like the FP32 main
         # gradient: Emerging-Optimizers OrthogonalizedOptimizer.step), for its matrices; AdamW both
-        # moments for the rest (Liu et al. 2025 Sec. 2.3: half of AdamW's state)
+        # moments for the rest (Liu et al. 2025, arXiv 2502.16982: Muon keeps half of AdamW's moment state)
         m_d = sum((muon_params_per_gpu(ctx, sh, nd, nm) for nd, nm, _ in stages), 0.0 * tp)
         shard_m = (m_d / np.where(z >= 1, pr.g, 1.0) + p_e / np.where(z >= 1, pr.g_e, 1.0)) / len(stages)
         optim = opt_b * (shard_opt - shard_m) + muon_b * shard_m
