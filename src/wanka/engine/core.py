@@ -49,6 +49,7 @@ from wanka.engine.strategies import Strategies
 from wanka.network import bus_factor, collective_time, comm_group
 from wanka.workload import (
     Gemm,
+    LayerKind,
     attention_head_dims,
     attention_output_elems_per_token,
     clamp_fwd_elems_per_token,
@@ -1533,10 +1534,10 @@ def newton_schulz(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     model = ctx.model
     zero = 0.0 * sh.tp
 
-    def kind_time(kind: str) -> tuple[Arr, Arr, Arr, Arr]:
+    def kind_time(kind: LayerKind) -> tuple[Arr, Arr, Arr, Arr]:
         """(non-expert total, its largest matrix, routed-expert total per layer, its largest)."""
         t_d, max_d, t_e, max_e = zero, zero, zero, zero
-        for g in muon_matrices(model, kind):  # type: ignore[arg-type]
+        for g in muon_matrices(model, kind):
             t = _ns_time(ctx, *_muon_local(ctx, sh, g))
             if g.expert:
                 assert model.moe is not None
@@ -1569,8 +1570,8 @@ def muon_params_per_gpu(ctx: Context, sh: Shape, nd: Arr, nm: Arr) -> Arr:
     AdamW; every routed-expert parameter is a Muon matrix)."""
     model = ctx.model
 
-    def elems(kind: str) -> float:
-        return float(sum(g.share * g.n * g.k for g in muon_matrices(model, kind) if not g.expert))  # type: ignore[arg-type]
+    def elems(kind: LayerKind) -> float:
+        return float(sum(g.share * g.n * g.k for g in muon_matrices(model, kind) if not g.expert))
 
     total = nd * elems("dense") + (nm * elems("moe") if model.moe is not None else 0.0)
     return np.asarray(total / sh.tp)
