@@ -1451,7 +1451,9 @@ def _layer_wise_dp(
     steps 2-6). With zero 1 (the layer-wise distributed optimizer) each rank then steps only the whole
     parameters it owns and all-gathers the updated ones in the parameters' BF16 after the step
     (``allgather_params``); the preset sets overlap_param_gather False ("Muon needs this to be False"),
-    so that all-gather is exposed whole. With zero 0 every rank steps everything: no all-gather.
+    so that all-gather is exposed whole. It is timed as a ring all-gather of equal shares, a lower
+    bound for the uneven per-rank sizes PyTorch's NCCL backend sends as grouped send/recv. With zero 0
+    every rank steps everything: no all-gather.
     """
     lw = st.zero >= 1
     t_ar = dp_both("all_reduce", grad_b, True, "full")
@@ -1912,6 +1914,9 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     dpc = data_parallel(ctx, st, sh, cm, pr)
     t_opt = optimizer(ctx, st, pr)
     if ctx.training.optimizer == "muon":
+        # the element-wise pass stays Adam's bytes per parameter: a Muon matrix moves no second moment
+        # (8 bytes less) but its momentum goes through the casts around Newton-Schulz (normalised in
+        # FP32, cast to BF16 and back, scaled: Emerging-Optimizers muon_utils.newton_schulz) instead
         t_opt = t_opt + newton_schulz(ctx, st, sh, cm, pr)
     m_mb = sh.m_mb
     comms = {"tp": tpc, "cp": cpc, "ep": epc, "pp": ppc, "dp": dpc}
