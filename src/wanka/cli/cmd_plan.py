@@ -72,7 +72,7 @@ def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> No
     assert sc.model is not None and sc.training is not None
     console.print(
         f"[bold]{sc.model.name}[/] {tx('on')} [bold]{sc.name}[/] · {r.gpus:,} × {sc.cluster.accelerator} · "
-        f"{sc.training.precision.upper()}"
+        f"{sc.training.precision.upper()}" + (" · Muon" if sc.training.optimizer == "muon" else "")
     )
     cp_kind = f" ({st.get('cp_comm_type', 'p2p')})" if int(st["cp"]) > 1 else ""
     console.print(

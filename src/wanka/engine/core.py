@@ -22,7 +22,8 @@ one), the typed records of each concern:
   dp         ZeRO-0 all-reduce, ZeRO-1 one RS + AG per step, ZeRO-2 RS every micro-batch, ZeRO-3 AG
              before every forward and backward and RS after, each hidden only behind its own
              micro-batch's compute; hybrid: + one cross-group all-reduce.
-  optimizer  Adam over the local shard, HBM-bound.
+  optimizer  Adam over the local shard, HBM-bound; with Muon also the Newton-Schulz GEMMs of the
+             matrices this rank steps (newton_schulz).
   links      :class:`Links`: each concern's busy time on each GPU link (scale-up, NIC) at its
              achievable bandwidth; on every link exposed >= busy - overlappable compute (a
              shortfall is shared by the concerns on the link); hidden collectives take
@@ -48,11 +49,13 @@ from wanka.engine.strategies import Strategies
 from wanka.network import bus_factor, collective_time, comm_group
 from wanka.workload import (
     Gemm,
+    LayerKind,
     attention_head_dims,
     attention_output_elems_per_token,
     clamp_fwd_elems_per_token,
     expected_nodes_per_token,
     ffn_matrices,
+    muon_matrices,
 )
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
@@ -1430,10 +1433,6 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
         t = dp_op(op, pr.p_dense * scale, nbytes_per_param, dense_g, n)
         return t + dp_op(op, pr.p_expert * s_e, nbytes_per_param, exp_g, n_e) if sh.has_moe else t
 
-    t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)), "full")
-    t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)), "shard")
-    t_ag = dp_both("all_gather", PARAM_BYTES, bool(np.any(z >= 1)), "shard")
-    t_rep = dp_both("all_reduce", grad_b, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
     # the overlap windows. ZeRO-0/1 reduce once per step: a bucket's gradients are final after the
     # last micro-batch's backward, so the reduction hides behind that backward; with v model chunks
     # per stage a chunk's reduction also hides behind the later chunks' backward of the cooldown
@@ -1449,6 +1448,12 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
         # stream contention) always shows
         return np.asarray(np.where(st.dp_overlap, np.maximum(np.maximum(floor * t, t / nb_dense), t - window), t))
 
+    if ctx.training.optimizer == "muon":
+        return _layer_wise_dp(st, sh, pr, dp_both, exposed, win_b, grad_b)
+    t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)), "full")
+    t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)), "shard")
+    t_ag = dp_both("all_gather", PARAM_BYTES, bool(np.any(z >= 1)), "shard")
+    t_rep = dp_both("all_reduce", grad_b, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
     dp_z0 = exposed(t_ar, win_b)
     dp_z1 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
     # ZeRO-2: a micro-batch's reduce-scatter runs on the communication stream while the next
@@ -1487,6 +1492,42 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     return Comm(exposed=dp_exposed, nbytes=nbytes, charges=tuple(charges))
 
 
+def _layer_wise_dp(
+    st: Strategies, sh: Shape, pr: Params, dp_both: Any, exposed: Any, win_b: Arr, grad_b: Arr | float
+) -> Comm:
+    """Data-parallel traffic of Muon as Megatron-Core runs it (training.optimizer muon).
+
+    Gradients are all-reduced once per step over the dp·cp ranks (routed experts over their
+    expert-data-parallel ranks), overlapped with the backward as ZeRO-0's are: Megatron-Bridge v0.5.0
+    recipes/kimi/kimi_k2.py sets use_distributed_optimizer False for Muon ("Muon needs this to be
+    False") with overlap_grad_reduce True, and LayerWiseDistributedOptimizer leaves the all-reduce to
+    Megatron DDP (NVIDIA/Megatron-LM megatron/core/optimizer/layer_wise_optimizer.py, class docstring
+    steps 2-6). With zero 1 (the layer-wise distributed optimizer) each rank then steps only the whole
+    parameters it owns and all-gathers the updated ones in the parameters' BF16 after the step
+    (``allgather_params``); the preset sets overlap_param_gather False ("Muon needs this to be False"),
+    so that all-gather is exposed whole. It is timed as a ring all-gather of equal shares, a lower
+    bound for the uneven per-rank sizes PyTorch's NCCL backend sends as grouped send/recv. With zero 0
+    every rank steps everything: no all-gather.
+    """
+    lw = st.zero >= 1
+    t_ar = dp_both("all_reduce", grad_b, True, "full")
+    t_ag = dp_both("all_gather", PARAM_BYTES, bool(np.any(lw)), "full")
+    dp_exposed = exposed(t_ar, win_b) + np.where(lw, t_ag, 0.0)
+    n_ar = np.ones_like(sh.tp)
+    n_ag = np.where(lw, 1.0, 0.0)
+    gr = pr.groups
+    frac_d = np.where(pr.dpc > 1, (pr.dpc - 1.0) / pr.dpc, 0.0)
+    frac_e = np.where(pr.edp > 1, (pr.edp - 1.0) / pr.edp, 0.0)
+    per = 2.0 * grad_b * n_ar + PARAM_BYTES * n_ag
+    nbytes = pr.p_dense * per * frac_d + (pr.p_expert * per * frac_e if sh.has_moe else 0.0)
+    charges: list[tuple[Arr | float, str, Arr | float, Any]] = []
+    for count, op, per_param in ((n_ar, "all_reduce", grad_b), (n_ag, "all_gather", PARAM_BYTES)):
+        charges.append((count, op, pr.p_dense * per_param, gr["dp"]))
+        if sh.has_moe:
+            charges.append((count, op, pr.p_expert * per_param, gr["edp"]))
+    return Comm(exposed=np.asarray(dp_exposed), nbytes=np.asarray(nbytes), charges=tuple(charges))
+
+
 def optimizer_shard(st: Strategies, pr: Params) -> Arr:
     """Parameters whose optimizer state this rank holds (ZeRO >= 1 shards it over the shard group)."""
     return np.asarray(
@@ -1497,6 +1538,99 @@ def optimizer_shard(st: Strategies, pr: Params) -> Arr:
 def optimizer(ctx: Context, st: Strategies, pr: Params) -> Arr:
     """Adam update over the local shard, bound by HBM bandwidth."""
     return _hbm_time(ctx, optimizer_shard(st, pr) * ctx.cal.optimizer_bytes_per_param)
+
+
+MUON_NS_STEPS = 5  # Megatron-Bridge v0.5.0 distributed_muon_with_cosine_annealing muon_num_ns_steps=5
+
+
+def _ns_time(ctx: Context, rows: Arr, cols: Arr) -> Arr:
+    """Newton-Schulz orthogonalization of one ``rows`` x ``cols`` matrix on one GPU.
+
+    Each of the quintic iterations (NVIDIA-NeMo/Emerging-Optimizers orthogonalized_optimizers/
+    muon_utils.py ``newton_schulz_step``, on the matrix transposed so that m <= n) computes A = X Xᵀ
+    (2·m²·n FLOPs), B = b·A + c·A·A (2·m³) and X = a·X + B·X (2·m²·n): 4·m²·n + 2·m³ per iteration
+    (Jordan et al. 2024, "Muon"; Liu et al. 2025, "Muon is Scalable for LLM Training", arXiv
+    2502.16982). Megatron-Bridge sets muon_fp32_matmul_prec "medium", under which ``newton_schulz``
+    casts X to BF16 and runs the iterations with BF16 GEMMs, so each GEMM runs at the BF16 rate and
+    its shape's efficiency.
+    """
+    m, n = np.minimum(rows, cols), np.maximum(rows, cols)
+    peak = ctx.bf16_peak
+    gram = 2.0 * m * m * n / (peak * _gemm_eff(ctx, m, m, n))
+    poly = 2.0 * m * m * m / (peak * _gemm_eff(ctx, m, m, m))
+    apply = 2.0 * m * m * n / (peak * _gemm_eff(ctx, m, n, m))
+    return np.asarray(MUON_NS_STEPS * (gram + poly + apply))
+
+
+def _muon_local(ctx: Context, sh: Shape, g: Gemm) -> tuple[Arr, Arr]:
+    """This rank's block of a Muon matrix: Megatron-Core's muon_tp_mode "blockwise" (the
+    OptimizerConfig default, set by Megatron-Bridge) orthogonalizes each tensor-parallel shard on its
+    own, without gathering (emerging_optimizers.py TensorParallelMuon.orthogonalize: partition_dim
+    None); routed experts split over the expert tensor-parallel ranks as their GEMMs are."""
+    n, k = float(g.n) + 0.0 * sh.tp, float(g.k) + 0.0 * sh.tp
+    if g.expert:
+        return (n / sh.etp, k) if g.split == "n" or g.name == "expert_fc1" else (n, k / sh.etp)
+    if g.split == "n":
+        return n / sh.tp, k
+    if g.split == "k":
+        return n, k / sh.tp
+    return n, k
+
+
+def newton_schulz(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> Arr:
+    """Muon's Newton-Schulz time per step on the busiest rank (training.optimizer muon).
+
+    The matrices are those of the timing's busiest stage (:func:`muon_matrices`). With zero 1 the
+    layer-wise distributed optimizer gives each data-parallel rank whole parameters, dense ones over
+    the dp·cp ranks and routed experts over their expert-data-parallel ranks (an expert not replicated
+    across ranks is orthogonalized by its owner), balanced by size (Megatron-Core
+    layer_wise_optimizer.py ``_shard_params_ping_pong``), so a rank does 1/group of the work and at
+    least the largest matrix. With zero 0 every rank orthogonalizes all its matrices.
+    """
+    model = ctx.model
+    zero = 0.0 * sh.tp
+
+    def kind_time(kind: LayerKind) -> tuple[Arr, Arr, Arr, Arr]:
+        """(non-expert total, its largest matrix, routed-expert total per layer, its largest)."""
+        t_d, max_d, t_e, max_e = zero, zero, zero, zero
+        for g in muon_matrices(model, kind):
+            t = _ns_time(ctx, *_muon_local(ctx, sh, g))
+            if g.expert:
+                assert model.moe is not None
+                t_e = t_e + t * float(model.moe.n_experts) / sh.ep
+                max_e = np.maximum(max_e, t)
+            else:
+                t_d = t_d + g.share * t
+                max_d = np.maximum(max_d, t)
+        return t_d, max_d, t_e, max_e
+
+    dd, dd_max, _, _ = kind_time("dense")
+    nd, nm = cm.nd_s, cm.nm_s
+    t_dense, t_exp = nd * dd, zero
+    big_d, big_e = np.where(nd > 0, dd_max, 0.0), zero
+    if model.moe is not None:
+        md, md_max, me, me_max = kind_time("moe")
+        t_dense = t_dense + nm * md
+        t_exp = nm * me
+        big_d = np.maximum(big_d, np.where(nm > 0, md_max, 0.0))
+        big_e = np.where(nm > 0, me_max, 0.0)
+    lw = st.zero >= 1
+    share_d = np.where(lw, np.maximum(t_dense / pr.dpc, big_d), t_dense)
+    share_e = np.where(lw, np.maximum(t_exp / pr.edp, big_e), t_exp)
+    return np.asarray(share_d + share_e)
+
+
+def muon_params_per_gpu(ctx: Context, sh: Shape, nd: Arr, nm: Arr) -> Arr:
+    """Non-expert parameters on one GPU of a stage of ``nd`` dense and ``nm`` MoE layers that Muon
+    steps (the rest of :func:`stage_params`' non-expert count, embeddings, LM head and norms, stays with
+    AdamW; every routed-expert parameter is a Muon matrix)."""
+    model = ctx.model
+
+    def elems(kind: LayerKind) -> float:
+        return float(sum(g.share * g.n * g.k for g in muon_matrices(model, kind) if not g.expert))
+
+    total = nd * elems("dense") + (nm * elems("moe") if model.moe is not None else 0.0)
+    return np.asarray(total / sh.tp)
 
 
 # ---------------------------------------------------------------- links and conservation
@@ -1610,6 +1744,8 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # "Low-Precision Optimizer States": 4 + 2 + 2 bytes)
     blockwise = ctx.fp8 and ctx.training.precision_recipe == "fp8_blockwise"
     opt_b = 8.0 if blockwise else 12.0
+    muon = ctx.training.optimizer == "muon"
+    muon_b = 4.0 + 0.5 * (opt_b - 4.0)  # the master copy and one of the two moments
 
     def states(*stages: tuple[Arr, Arr, Arr | float]) -> tuple[Arr, Arr, Arr, Arr]:
         """Weights, gradients, optimizer states and parameters on one GPU of a rank holding
@@ -1624,7 +1760,15 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         # optimizer states: one copy of each stage's, shared by the two DualPipe ranks that hold the
         # stage (Table 2 doubles the parameters only), so a rank of two stages keeps half of each
         shard_opt = (p_d / np.where(z >= 1, pr.g, 1.0) + p_e / np.where(z >= 1, pr.g_e, 1.0)) / len(stages)
-        return np.asarray(weights), np.asarray(grads), np.asarray(opt_b * shard_opt), np.asarray(p_local)
+        if not muon:
+            return np.asarray(weights), np.asarray(grads), np.asarray(opt_b * shard_opt), np.asarray(p_local)
+        # Muon keeps the master copy and one moment, its momentum buffer (zeros_like the FP32 main
+        # gradient: Emerging-Optimizers OrthogonalizedOptimizer.step), for its matrices; AdamW both
+        # moments for the rest (Liu et al. 2025, arXiv 2502.16982: Muon keeps half of AdamW's moment state)
+        m_d = sum((muon_params_per_gpu(ctx, sh, nd, nm) for nd, nm, _ in stages), 0.0 * tp)
+        shard_m = (m_d / np.where(z >= 1, pr.g, 1.0) + p_e / np.where(z >= 1, pr.g_e, 1.0)) / len(stages)
+        optim = opt_b * (shard_opt - shard_m) + muon_b * shard_m
+        return np.asarray(weights), np.asarray(grads), np.asarray(optim), np.asarray(p_local)
 
     # unfused attention stores softmax output, dropout mask and output: 5·a·s²·b bytes per layer
     # (Korthikanti et al. 2022, Eq. 1) unless selective recompute drops them
@@ -1830,6 +1974,11 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     pr = params(ctx, st, sh, cm)
     dpc = data_parallel(ctx, st, sh, cm, pr)
     t_opt = optimizer(ctx, st, pr)
+    if ctx.training.optimizer == "muon":
+        # the element-wise pass stays Adam's bytes per parameter: a Muon matrix moves no second moment
+        # (8 bytes less) but its momentum goes through the casts around Newton-Schulz (normalised in
+        # FP32, cast to BF16 and back, scaled: Emerging-Optimizers muon_utils.newton_schulz) instead
+        t_opt = t_opt + newton_schulz(ctx, st, sh, cm, pr)
     m_mb = sh.m_mb
     comms = {"tp": tpc, "cp": cpc, "ep": epc, "pp": ppc, "dp": dpc}
     per_step = {"tp": m_mb * tpc.exposed, "cp": m_mb * cpc.exposed, "ep": m_mb * epc.exposed}

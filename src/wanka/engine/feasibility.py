@@ -54,6 +54,9 @@ REASONS = (
     "(Megatron-Core cpu_offloading); set offload_layers 0 or meet those",
     "block recompute: recompute_layers needs recompute full (Megatron-Core --recompute-method block); "
     "set recompute full or recompute_layers null",
+    "optimizer muon: Megatron-Core runs Muon with every rank stepping all its parameters (zero 0) or as its "
+    "layer-wise distributed optimizer over all dp·cp ranks (zero 1), never with sharded gradients or "
+    "parameters (zero 2, 3) or a partial shard group; set zero 0 or 1 and zero_shard_group null, or optimizer adam",
 )
 
 # the scenario field each rule asks to change first (its reason names the others)
@@ -79,6 +82,7 @@ RULE_FIELDS = (
     "parallel.cp_a2a_size",
     "parallel.offload_layers",
     "parallel.recompute_layers",
+    "parallel.zero",
 )
 assert len(RULE_FIELDS) == len(REASONS)
 PIPELINE_SPLIT_RULES = (4, 5, 6)  # the rules that follow the software release (Context.splits)
@@ -145,6 +149,12 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
         rule(19, (st.offload > 0) & ((st.pp > 1) | (st.recompute != 0) | (st.offload >= L)))
     if np.any(st.rc_layers >= 0):
         rule(20, (st.rc_layers >= 0) & (st.recompute != 2))
+    # Muon: Megatron-Bridge v0.5.0 kimi_k2.py sets use_distributed_optimizer False for Muon ("Muon needs
+    # this to be False"); LayerWiseDistributedOptimizer shards whole parameters over dp_cp / expt_dp
+    # (NVIDIA/Megatron-LM megatron/core/optimizer/layer_wise_optimizer.py), and Megatron-LM's
+    # arguments.py asserts "Emerging optimizer does not support Torch-FSDP2 / Megatron-FSDP"
+    if ctx.training.optimizer == "muon":
+        rule(21, (st.zero >= 2) | (st.shard > 0))
     return code if one else np.asarray(first.astype(np.int64) - 1)
 
 

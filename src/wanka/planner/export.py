@@ -94,8 +94,14 @@ def _megatron(sc: Scenario) -> list[str]:
         a += ["--recompute-granularity full", f"--recompute-method {full[0]}", f"--recompute-num-layers {full[1]}"]
     if p.tp_comm_overlap and p.tp > 1:
         a.append("--tp-comm-overlap")
+    muon = t.optimizer == "muon"
+    if muon:
+        # Megatron-LM arguments.py: --optimizer muon with --use-distributed-optimizer runs the layer-wise
+        # distributed optimizer (the engine times its parameter all-gather exposed, as Megatron-Bridge's
+        # Muon presets run it with overlap_param_gather False)
+        a.append("--optimizer muon")
     if p.dp_comm_overlap:
-        a += ["--overlap-grad-reduce", "--overlap-param-gather"]
+        a += ["--overlap-grad-reduce"] if muon else ["--overlap-grad-reduce", "--overlap-param-gather"]
     if p.flash_attention:
         a.append("--use-flash-attn")
     if p.cuda_graphs and _partial_graphs(sc):
@@ -141,7 +147,7 @@ def _nemo(sc: Scenario) -> list[str]:
         f"{s}.context_parallel_size={p.cp}",
         f"{s}.expert_model_parallel_size={p.ep}",
         f"{s}.sequence_parallel={'true' if p.sp and p.tp > 1 else 'false'}",
-        f"optim.config.use_distributed_optimizer={'true' if p.zero >= 1 else 'false'}",
+        f"optim.config.use_distributed_optimizer={'true' if p.zero >= 1 and t.optimizer == 'adam' else 'false'}",
         f"data.micro_batch_size={t.micro_batch}",
         f"data.global_batch_size={t.global_batch_seqs}",
         f"data.seq_length={sc.seq_len}",
@@ -150,6 +156,10 @@ def _nemo(sc: Scenario) -> list[str]:
         f"trainer.devices={min(sc.gpus, sc.cluster.gpus_per_node)}",
         "trainer.plugins.precision=" + ("16-mixed" if t.precision == "fp16" else "bf16-mixed"),
     ]
+    if t.optimizer == "muon":
+        # Megatron-Bridge: optimizer "dist_muon" is Muon under the layer-wise distributed optimizer, with
+        # use_distributed_optimizer off (recipes/kimi/kimi_k2.py, v0.5.0)
+        a.append(f"optim.config.optimizer={'dist_muon' if p.zero >= 1 else 'muon'}")
     if p.cp > 1:
         a.append(f"model.config.cp_comm_type={p.cp_comm_type}")
         if p.cp_comm_type == "a2a+p2p":

@@ -26,6 +26,14 @@ class TrainingSpec(Spec):
     precision_recipe: (
         Literal["fp8_current_scaling", "fp8_delayed_scaling", "mxfp8", "fp8_blockwise", "fp8_unspecified"] | None
     ) = None
+    optimizer: Literal["adam", "muon"] = Field(
+        "adam",
+        description="adam = AdamW on every parameter (fp32 master, two moments); muon = Muon on the 2-D hidden "
+        "matrices (momentum, then 5 Newton-Schulz iterations in BF16, each matrix orthogonalized whole on one "
+        "data-parallel rank) and AdamW on embeddings, LM head and norms, as Megatron-Core runs it (emerging "
+        "optimizers; with zero 1 its layer-wise distributed optimizer: gradients all-reduced, updated "
+        "parameters all-gathered after the step; zero 0 every rank runs the whole step)",
+    )
 
 
 class ParallelSpec(Spec):

@@ -93,6 +93,8 @@ class CaseRecord(_Row):
     batch: CaseBatch
     precision: Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
     precision_recipe: str | None = None
+    # the optimizer the run used (training.optimizer); None = adam, what most runs publish or imply
+    optimizer: Literal["adam", "muon"] | None = None
     truth: CaseTruth
     notes: str | None = None
     software: CaseSoftware | None = None
@@ -313,6 +315,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
             "precision": rec.precision,
             # the recipe is reported, not modelled: one the spec does not know is dropped, not an error
             "precision_recipe": recipe if recipe in _RECIPES else None,
+            "optimizer": rec.optimizer or "adam",
             "tokens": 1e12,
         },
         "parallel": {

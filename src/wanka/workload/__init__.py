@@ -23,6 +23,7 @@ from wanka.workload.shapes import (
     logit_gemm,
     mixer_core_flops_per_token,
     model_flops_per_token,
+    muon_matrices,
     routed_activation_elems_per_token,
     selective_recompute_elems_per_token,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "mixer_core_flops_per_token",
     "mixer_params",
     "model_flops_per_token",
+    "muon_matrices",
     "parameter_count",
     "routed_activation_elems_per_token",
     "selective_recompute_elems_per_token",

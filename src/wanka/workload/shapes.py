@@ -61,6 +61,7 @@ __all__ = [
     "logit_gemm",
     "mixer_core_flops_per_token",
     "model_flops_per_token",
+    "muon_matrices",
     "routed_activation_elems_per_token",
     "selective_recompute_elems_per_token",
 ]
@@ -261,6 +262,31 @@ def layer_gemms(model: ModelSpec, kind: LayerKind) -> list[Gemm]:
         g.append(Gemm("shared_fc1", (mats - 1) * f, h, "n"))
         g.append(Gemm("shared_fc2", h, f, "k"))
     return g
+
+
+def muon_matrices(model: ModelSpec, kind: LayerKind) -> list[Gemm]:
+    """The weight matrices of one (mean) layer of FFN ``kind`` that Muon orthogonalizes, each an
+    ``n`` x ``k`` matrix split over tensor parallelism as its GEMM is.
+
+    Megatron-Core routes every 2-D parameter that is not the embedding or the output layer to Muon
+    and the rest (norms, biases, embedding, LM head) to Adam (NVIDIA/Megatron-LM
+    megatron/core/optimizer/emerging_optimizers.py ``_is_nonlinear_or_embedding``,
+    layer_wise_optimizer.py ``is_managed_by_layer_wise_optimizer``): the projections of the token
+    mixer, the router, the shared experts and each routed expert's FC1 and FC2 (Transformer Engine's
+    grouped linear keeps one 2-D weight per expert). A fused QKV projection is orthogonalized as its
+    q, k and v parts (OptimizerConfig ``muon_split_qkv`` True by default); a SwiGLU FC1 stays one
+    fused gate+up matrix (only linear_qkv is split).
+    """
+    out: list[Gemm] = []
+    for g in layer_gemms(model, kind):
+        if g.name == "qkv_proj":
+            d = model.kv_channels
+            q = g.n - 2 * model.n_kv_heads * d
+            out += [replace(g, name="q_proj", n=q), replace(g, name="k_proj", n=model.n_kv_heads * d)]
+            out.append(replace(g, name="v_proj", n=model.n_kv_heads * d))
+        else:
+            out.append(g)
+    return out
 
 
 def logit_gemm(model: ModelSpec) -> Gemm:
