@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, PositiveInt, model_validator
+from pydantic import Field, PositiveInt, ValidationError, model_validator
 
 from wanka.spec.base import FieldError, Spec
 from wanka.spec.cluster import ClusterSpec
@@ -53,7 +53,11 @@ class Scenario(Spec):
         if not isinstance(data, dict) or data.get("software") is None or data.get("parallel") is None:
             return data
         sw = data["software"]
-        sw = sw if isinstance(sw, SoftwareSpec) else SoftwareSpec.model_validate(sw)
+        if not isinstance(sw, SoftwareSpec):
+            try:
+                sw = SoftwareSpec.model_validate(sw)
+            except ValidationError:
+                return data  # the field's own validation reports it, at software.<field> with its line
         par = data["parallel"]
         given = (
             set(par.model_fields_set) if isinstance(par, ParallelSpec) else set(par) if isinstance(par, dict) else None

@@ -60,10 +60,10 @@ class SoftwareSpec(Spec, SwitchFields):
         if v is not None:
             try:
                 scheme = release_version(v)[0]
-            except Exception as e:
-                raise ValueError(str(e).split(": ", 1)[-1]) from None
+            except Exception:
+                scheme = None
             if scheme != "pep440":
-                raise ValueError(f"= {v!r}: give a library version such as '1.24.0'")
+                raise ValueError("not a library version; give one such as '1.24.0' (nvidia-cudnn-frontend)")
         return v
 
     def overrides(self) -> dict[str, Any]:
