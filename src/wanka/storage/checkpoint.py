@@ -6,7 +6,8 @@ Adam's m and v (4 + 4) = 14 B/param. Gradients are not persisted — a checkpoin
 boundary, after the optimizer step, when they are consumed — so ``grads_bytes`` is 0. BLOOM-176B:
 176.2 G × 14 B = 2.47 TB, against BigScience's "bf16 weights 329 GB, full checkpoint with optimizer
 states 2.3 TB" (binary units: 328 GiB and 2.24 TiB here). fp32/tf32 training has no separate master
-copy (4 + 8 = 12 B/param); ``checkpoint.include_optimizer = false`` keeps the weights only.
+copy (4 + 8 = 12 B/param); ``checkpoint.include_optimizer = false`` keeps the weights only. With
+``training.optimizer: muon`` the matrices Muon steps keep one fp32 moment (momentum), so 10 B/param for them.
 
 Layout: sharded (Megatron-Core distributed checkpoint / torch.distributed.checkpoint) — with the
 distributed optimizer (``zero ≥ 1``, or no parallel strategy given) every rank writes its share;
@@ -30,9 +31,10 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, cast
 
 from wanka.errors import SpecError
-from wanka.spec import Scenario
+from wanka.spec import ModelSpec, Scenario
 from wanka.storage.params import parameter_count
 from wanka.storage.system import StorageSystem, storage_system
+from wanka.workload.shapes import LayerKind, muon_matrices
 
 __all__ = [
     "CheckpointIO",
@@ -42,6 +44,7 @@ __all__ = [
     "checkpoint_layout",
     "checkpoint_size",
     "coordination_s",
+    "muon_param_count",
 ]
 
 Mode = Literal["sync", "async", "in_memory"]
@@ -120,7 +123,25 @@ def checkpoint_size(scenario: Scenario) -> CheckpointSize:
     if not scenario.checkpoint.include_optimizer:
         return CheckpointSize(total, weights, 0.0, 0.0, 0.0)
     master = 0.0 if wide else 4.0 * total  # fp32 master copy of 16-bit (or fp8) training
+    optimizer = scenario.training.optimizer if scenario.training is not None else "adam"
+    if optimizer == "muon":
+        # Muon keeps one fp32 moment (its momentum) for the matrices it orthogonalizes, AdamW two for the rest
+        muon = min(muon_param_count(scenario.model), float(total))
+        return CheckpointSize(total, weights, master, 4.0 * muon + 8.0 * (total - muon), 0.0)
     return CheckpointSize(total, weights, master, 8.0 * total, 0.0)  # Adam m, v in fp32
+
+
+def muon_param_count(model: ModelSpec) -> float:
+    """Parameters Muon orthogonalizes (every layer's 2-D matrices, routed experts' each; not the embedding, LM
+    head, norms or biases: :func:`wanka.workload.shapes.muon_matrices`), the rest stepping with AdamW."""
+    n_moe = model.n_moe_layers + (model.mtp_layers if model.moe is not None else 0)
+    n_dense = model.n_layers + model.mtp_layers - n_moe
+
+    def per_layer(kind: LayerKind) -> float:
+        experts = float(model.moe.n_experts) if model.moe is not None else 1.0
+        return sum(g.share * g.n * g.k * (experts if g.expert else 1.0) for g in muon_matrices(model, kind))
+
+    return n_dense * per_layer("dense") + (n_moe * per_layer("moe") if n_moe else 0.0)
 
 
 def checkpoint_layout(scenario: Scenario, *, sharded: bool | None = None) -> CheckpointLayout:
