@@ -146,6 +146,19 @@ _UP_PROJECTIONS = frozenset({"q_up", "kv_up"})
 _MLP_GEMMS = frozenset({"fc1", "fc2", "router", "expert_fc1", "expert_fc2", "shared_fc1", "shared_fc2"})
 
 
+def local_dims(g: Gemm, n: Arr, k: Arr, tp: Arr, etp: Arr) -> tuple[Arr, Arr]:
+    """One rank's ``(n, k)`` of GEMM ``g``'s weight (``n`` and ``k`` its full dims): a column-parallel GEMM
+    splits ``n`` tp ways, a row-parallel one ``k``; a routed expert's FC1 splits ``n`` and its FC2 ``k`` over
+    the ``etp`` expert tensor-parallel ranks; a replicated GEMM (router) keeps both."""
+    if g.expert:
+        return (n / etp, k) if g.split == "n" or g.name == "expert_fc1" else (n, k / etp)
+    if g.split == "n":
+        return n / tp, k
+    if g.split == "k":
+        return n, k / tp
+    return n, k
+
+
 def _gemms_fwd_time(
     ctx: Context,
     gemms: tuple[Gemm, ...],
@@ -182,17 +195,12 @@ def _gemms_fwd_time(
     t_up = np.zeros_like(tokens)
     f_up = np.zeros_like(tokens)
     for g in gemms:
-        n = np.full_like(tokens, float(g.n))
-        k = np.full_like(tokens, float(g.k))
+        n, k = local_dims(g, np.full_like(tokens, float(g.n)), np.full_like(tokens, float(g.k)), tp, etp)
         if g.expert:
             assert ctx.model.moe is not None
             e = float(ctx.model.moe.n_experts)
             local = e / ep  # experts per rank, each split etp ways
             m = tokens * g.tokens * ep / e * imbalance * etp / tp  # tokens per local expert
-            if g.split == "n" or g.name == "expert_fc1":
-                n = n / etp
-            else:
-                k = k / etp
             flops = 2.0 * m * n * k * local
             # grouped GEMM: each expert's rows are padded to whole tiles (half a tile wasted on average)
             tile = ctx.cal.grouped_gemm_tile_rows
@@ -200,10 +208,6 @@ def _gemms_fwd_time(
         else:
             local = np.ones_like(tokens)
             m = tokens * g.tokens
-            if g.split == "n":
-                n = n / tp
-            elif g.split == "k":
-                k = k / tp
             flops = 2.0 * m * n * k
             eff = _gemm_eff(ctx, m, n, k, ctx.fp8)
         t_g = flops / (ctx.gemm_peak * eff)
@@ -1567,14 +1571,7 @@ def _muon_local(ctx: Context, sh: Shape, g: Gemm) -> tuple[Arr, Arr]:
     OptimizerConfig default, set by Megatron-Bridge) orthogonalizes each tensor-parallel shard on its
     own, without gathering (emerging_optimizers.py TensorParallelMuon.orthogonalize: partition_dim
     None); routed experts split over the expert tensor-parallel ranks as their GEMMs are."""
-    n, k = float(g.n) + 0.0 * sh.tp, float(g.k) + 0.0 * sh.tp
-    if g.expert:
-        return (n / sh.etp, k) if g.split == "n" or g.name == "expert_fc1" else (n, k / sh.etp)
-    if g.split == "n":
-        return n / sh.tp, k
-    if g.split == "k":
-        return n, k / sh.tp
-    return n, k
+    return local_dims(g, float(g.n) + 0.0 * sh.tp, float(g.k) + 0.0 * sh.tp, sh.tp, sh.etp)
 
 
 def newton_schulz(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> Arr:
