@@ -149,8 +149,7 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
     dglu, dglu_note = _dglu_dbias(scenario, model)
     if dglu_note and training.precision_recipe == "mxfp8":  # the fused grouped MLP runs only under MXFP8
         notes.append(dglu_note)
-    n_moe = model.n_moe_layers + (model.mtp_layers if model.moe is not None else 0)
-    n_dense = model.n_layers + model.mtp_layers - n_moe
+    n_dense, n_moe = model.stack_layers
     return Context(
         model=model,
         cluster=cluster,

@@ -56,6 +56,7 @@ from wanka.workload import (
     expected_nodes_per_token,
     ffn_matrices,
     muon_matrices,
+    muon_param_elems,
 )
 
 __all__ = ["BREAKDOWN_KEYS", "MEMORY_KEYS", "evaluate"]
@@ -1622,11 +1623,9 @@ def muon_params_per_gpu(ctx: Context, sh: Shape, nd: Arr, nm: Arr) -> Arr:
     steps (the rest of :func:`stage_params`' non-expert count, embeddings, LM head and norms, stays with
     AdamW; every routed-expert parameter is a Muon matrix)."""
     model = ctx.model
-
-    def elems(kind: LayerKind) -> float:
-        return float(sum(g.share * g.n * g.k for g in muon_matrices(model, kind) if not g.expert))
-
-    total = nd * elems("dense") + (nm * elems("moe") if model.moe is not None else 0.0)
+    total = nd * muon_param_elems(model, "dense") + (
+        nm * muon_param_elems(model, "moe") if model.moe is not None else 0.0
+    )
     return np.asarray(total / sh.tp)
 
 

@@ -279,3 +279,10 @@ class ModelSpec(Spec):
     @property
     def n_moe_layers(self) -> int:
         return 0 if self.moe is None else self.n_layers - self.moe.n_dense_layers
+
+    @property
+    def stack_layers(self) -> tuple[int, int]:
+        """(dense, MoE) layers of the whole stack, multi-token-prediction layers included (an MTP layer
+        carries the model's MoE block where it has one)."""
+        n_moe = self.n_moe_layers + (self.mtp_layers if self.moe is not None else 0)
+        return self.n_layers + self.mtp_layers - n_moe, n_moe

@@ -34,7 +34,7 @@ from wanka.errors import SpecError
 from wanka.spec import ModelSpec, Scenario
 from wanka.storage.params import parameter_count
 from wanka.storage.system import StorageSystem, storage_system
-from wanka.workload.shapes import LayerKind, muon_matrices
+from wanka.workload.shapes import LayerKind, muon_param_elems
 
 __all__ = [
     "CheckpointIO",
@@ -134,12 +134,10 @@ def checkpoint_size(scenario: Scenario) -> CheckpointSize:
 def muon_param_count(model: ModelSpec) -> float:
     """Parameters Muon orthogonalizes (every layer's 2-D matrices, routed experts' each; not the embedding, LM
     head, norms or biases: :func:`wanka.workload.shapes.muon_matrices`), the rest stepping with AdamW."""
-    n_moe = model.n_moe_layers + (model.mtp_layers if model.moe is not None else 0)
-    n_dense = model.n_layers + model.mtp_layers - n_moe
+    n_dense, n_moe = model.stack_layers
 
     def per_layer(kind: LayerKind) -> float:
-        experts = float(model.moe.n_experts) if model.moe is not None else 1.0
-        return sum(g.share * g.n * g.k * (experts if g.expert else 1.0) for g in muon_matrices(model, kind))
+        return muon_param_elems(model, kind) + muon_param_elems(model, kind, routed=True)
 
     return n_dense * per_layer("dense") + (n_moe * per_layer("moe") if n_moe else 0.0)
 

@@ -24,6 +24,7 @@ from wanka.workload.shapes import (
     mixer_core_flops_per_token,
     model_flops_per_token,
     muon_matrices,
+    muon_param_elems,
     routed_activation_elems_per_token,
     selective_recompute_elems_per_token,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "mixer_params",
     "model_flops_per_token",
     "muon_matrices",
+    "muon_param_elems",
     "parameter_count",
     "routed_activation_elems_per_token",
     "selective_recompute_elems_per_token",

@@ -289,6 +289,19 @@ def muon_matrices(model: ModelSpec, kind: LayerKind) -> list[Gemm]:
     return out
 
 
+def muon_param_elems(model: ModelSpec, kind: LayerKind, *, routed: bool = False) -> float:
+    """Parameters of one (mean) layer of FFN ``kind`` that Muon steps (:func:`muon_matrices`): its
+    non-expert matrices, or with ``routed`` every routed expert's."""
+    experts = float(model.moe.n_experts) if model.moe is not None else 1.0
+    return float(
+        sum(
+            g.share * g.n * g.k * (experts if g.expert else 1.0)
+            for g in muon_matrices(model, kind)
+            if g.expert == routed
+        )
+    )
+
+
 def logit_gemm(model: ModelSpec) -> Gemm:
     """The output layer (vocab-parallel under tp)."""
     return Gemm("logits", model.vocab, model.hidden, "n")
