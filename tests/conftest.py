@@ -17,6 +17,24 @@ from wanka.validate.cases import Case, case_scenario, load_cases
 NEMO_TABLES = Path(__file__).resolve().parents[1] / "benchmarks" / "extra_runs" / "nemo_perf_tables.yaml"
 
 
+@pytest.fixture(scope="session")
+def deepseek_h800() -> Callable[..., Scenario]:
+    """DeepSeek-V3 in FP8 on 32 nodes of H800 (1,024 sequences of 4,096 tokens) with a ``parallel:`` block:
+    ``deepseek_h800(base, **changes)`` takes ``base`` with ``changes`` over it."""
+
+    def build(base: dict[str, object], **parallel: object) -> Scenario:
+        return parse_scenario(
+            {
+                "cluster": {"accelerator": "H800", "nodes": 32},
+                "model": "deepseek-v3",
+                "training": {"global_batch_seqs": 1024, "precision": "fp8", "seq_len": 4096},
+                "parallel": {**base, **parallel},
+            }
+        )
+
+    return build
+
+
 @pytest.fixture
 def scenario_of_case(tmp_path: Path) -> Callable[[str], Scenario]:
     """The scenario the validator builds for the first case of a ``wanka-validation/1`` text. The text

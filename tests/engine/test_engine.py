@@ -1,6 +1,7 @@
 """The step-time and memory engine: invariants, feasibility, memory against Korthikanti et al."""
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -195,30 +196,22 @@ def test_hfu_counts_recomputed_flops() -> None:
     assert 1.25 < full.hfu / full.mfu <= 4 / 3 + 1e-9
 
 
-def _deepseek(**parallel: object) -> Scenario:
-    base = {"tp": 1, "pp": 8, "dp": 32, "ep": 32, "zero": 1, "recompute": "selective"}
-    return parse_scenario(
-        {
-            "cluster": {"accelerator": "H800", "nodes": 32},
-            "model": "deepseek-v3",
-            "training": {"global_batch_seqs": 1024, "precision": "fp8", "seq_len": 4096},
-            "parallel": {**base, **parallel},
-        }
-    )
+Build = Callable[..., Scenario]  # the deepseek_h800 fixture (tests/conftest.py)
+_DEEPSEEK = {"tp": 1, "pp": 8, "dp": 32, "ep": 32, "zero": 1, "recompute": "selective"}
 
 
-def test_deepep_dispatch_cuts_cross_node_all_to_all() -> None:
-    plain = estimate_step(_deepseek(), require_fit=False)
-    deep = estimate_step(_deepseek(ep_dispatch="deepep"), require_fit=False)
+def test_deepep_dispatch_cuts_cross_node_all_to_all(deepseek_h800: Build) -> None:
+    plain = estimate_step(deepseek_h800(_DEEPSEEK), require_fit=False)
+    deep = estimate_step(deepseek_h800(_DEEPSEEK, ep_dispatch="deepep"), require_fit=False)
     # EP 32 spans 4 nodes: a token's 8 experts sit on ~3.3 distinct nodes, 2.4 remote, vs 6 copies
     assert deep.breakdown["ep_comm"] < 0.6 * plain.breakdown["ep_comm"]
     # DeepEP also spares the all-to-all dispatcher's chunk sort (a memory pass, not a GEMM)
     assert 0.85 * plain.breakdown["compute"] < deep.breakdown["compute"] < plain.breakdown["compute"]
 
 
-def test_dualpipe_halves_the_bubble_and_keeps_two_parameter_copies() -> None:
-    one = estimate_step(_deepseek(), require_fit=False)
-    dual = estimate_step(_deepseek(pp_schedule="dualpipe"), require_fit=False)
+def test_dualpipe_halves_the_bubble_and_keeps_two_parameter_copies(deepseek_h800: Build) -> None:
+    one = estimate_step(deepseek_h800(_DEEPSEEK), require_fit=False)
+    dual = estimate_step(deepseek_h800(_DEEPSEEK, pp_schedule="dualpipe"), require_fit=False)
     # DeepSeek-V3 Table 2: (PP/2 - 1)(F&B + B - 3W) against 1F1B's (PP - 1)(F + B), i.e. 3/7 x
     # (F + 2B - 3W)/(F + B) at pp 8: 0.29 with B = 2F and W = F, about half where the backward also
     # carries work the weight-gradient pass W does not (attention, FP8 casts of output gradients)
@@ -226,7 +219,7 @@ def test_dualpipe_halves_the_bubble_and_keeps_two_parameter_copies() -> None:
     # two stages per rank (r and pp-1-r): the embedding's first stage pairs with the LM head's last
     assert 1.9 * one.memory.weights < dual.memory.weights < 2.3 * one.memory.weights
     with pytest.raises(InfeasibleError, match="DualPipe"):
-        estimate_step(_deepseek(pp_schedule="dualpipe", pp=1, dp=256), require_fit=False)
+        estimate_step(deepseek_h800(_DEEPSEEK, pp_schedule="dualpipe", pp=1, dp=256), require_fit=False)
 
 
 def test_asynchronous_p2p_hides_pipeline_sends_that_blocking_p2p_exposes() -> None:
@@ -264,15 +257,15 @@ def test_flashattention2_is_slower_on_hopper_and_the_same_on_ampere() -> None:
     assert attn_heavy("A100", "fa2") == pytest.approx(attn_heavy("A100", "native"), rel=1e-12)
 
 
-def test_expert_parallelism_can_fold_over_the_tensor_parallel_ranks() -> None:
+def test_expert_parallelism_can_fold_over_the_tensor_parallel_ranks(deepseek_h800: Build) -> None:
     # Megatron-Core MoE parallel folding: EP 32 over tp 2 · dp 16 keeps each expert whole (ETP = 1)
-    folded = estimate_step(_deepseek(tp=2, pp=8, dp=16, ep=32), require_fit=False)
-    classic = estimate_step(_deepseek(tp=2, pp=8, dp=16, ep=16), require_fit=False)
+    folded = estimate_step(deepseek_h800(_DEEPSEEK, tp=2, pp=8, dp=16, ep=32), require_fit=False)
+    classic = estimate_step(deepseek_h800(_DEEPSEEK, tp=2, pp=8, dp=16, ep=16), require_fit=False)
     assert folded.breakdown["ep_comm"] > 0 and folded.step_time_s > 0
     # folded: 256/32 whole experts per rank; classic: 256/16 experts split over tp 2 -> same expert share
     assert folded.memory.weights == pytest.approx(classic.memory.weights, rel=1e-9)
     with pytest.raises(Exception, match=r"ep = 48 must divide tp × dp × cp"):
-        _deepseek(tp=2, pp=8, dp=16, ep=48)
+        deepseek_h800(_DEEPSEEK, tp=2, pp=8, dp=16, ep=48)
 
 
 def test_embedding_and_loss_may_take_a_virtual_stage_of_their_own() -> None:
@@ -299,9 +292,9 @@ def test_interleaving_gives_dp_communication_more_compute_to_hide_behind() -> No
     assert dp(4, False) == pytest.approx(dp(1, False), rel=1e-9)
 
 
-def test_selective_recompute_of_mla_reruns_the_up_projections() -> None:
-    sel = estimate_step(_deepseek(recompute="selective"), require_fit=False)
-    none = estimate_step(_deepseek(recompute="none"), require_fit=False)
+def test_selective_recompute_of_mla_reruns_the_up_projections(deepseek_h800: Build) -> None:
+    sel = estimate_step(deepseek_h800(_DEEPSEEK, recompute="selective"), require_fit=False)
+    none = estimate_step(deepseek_h800(_DEEPSEEK, recompute="none"), require_fit=False)
     assert sel.hfu > sel.mfu  # q_up / kv_up GEMMs run again (DeepSeek-V3 Sec. 3.2.3)
     assert sel.memory.activations < 0.8 * none.memory.activations  # q, k, v no longer stored
 

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from wanka.engine import estimate_step, make_context
 from wanka.spec import Scenario, parse_scenario
 
-
-def _deepseek(**parallel: object) -> Scenario:
-    # DeepSeek-V3's 61 layers + 1 MTP on 32 stages: --account-for-embedding/loss-in-pipeline-split gives
-    # the first and last stage one layer each and the middle stages two; the three dense layers fill
-    # the first stage and the first middle stage, so the stage the timing models as "middle" is dense
-    # while every later middle stage holds two MoE layers (with ep 1, 256 experts each, ~11 B parameters)
-    base = {"tp": 1, "pp": 32, "dp": 8, "ep": 1, "zero": 1, "recompute": "full"}
-    return parse_scenario(
-        {
-            "cluster": {"accelerator": "H800", "nodes": 32},
-            "model": "deepseek-v3",
-            "training": {"global_batch_seqs": 1024, "precision": "fp8", "seq_len": 4096},
-            "parallel": {**base, **parallel},
-        }
-    )
+# DeepSeek-V3's 61 layers + 1 MTP on 32 stages: --account-for-embedding/loss-in-pipeline-split gives
+# the first and last stage one layer each and the middle stages two; the three dense layers fill
+# the first stage and the first middle stage, so the stage the timing models as "middle" is dense
+# while every later middle stage holds two MoE layers (with ep 1, 256 experts each, ~11 B parameters)
+Build = Callable[..., Scenario]  # the deepseek_h800 fixture (tests/conftest.py)
+_DEEPSEEK = {"tp": 1, "pp": 32, "dp": 8, "ep": 1, "zero": 1, "recompute": "full"}
 
 
 def _expert_bytes_per_moe_layer(sc: Scenario) -> float:
@@ -29,8 +22,10 @@ def _expert_bytes_per_moe_layer(sc: Scenario) -> float:
     return float(p.expert * p.experts_per_layer) * 2.0  # bf16 weights, ep 1: every expert on the GPU
 
 
-def test_1f1b_memory_holds_the_moe_heaviest_middle_stage_not_the_timed_one() -> None:
-    sc = _deepseek()
+def test_1f1b_memory_holds_the_moe_heaviest_middle_stage_not_the_timed_one(
+    deepseek_h800: Build,
+) -> None:
+    sc = deepseek_h800(_DEEPSEEK)
     r = estimate_step(sc, require_fit=False)
     # the stage the timing picks holds at most one MoE layer (first: dense; middle: two dense; last: the
     # MTP/MoE layer); the heaviest GPU holds two MoE layers' experts: weights, fp32 grads and more
@@ -40,14 +35,14 @@ def test_1f1b_memory_holds_the_moe_heaviest_middle_stage_not_the_timed_one() -> 
     assert r.memory.total > 3.0 * 2.0 * per_layer
 
 
-def test_dualpipe_memory_holds_two_moe_middle_stages_on_one_rank() -> None:
-    sc = _deepseek(pp_schedule="dualpipe")
+def test_dualpipe_memory_holds_two_moe_middle_stages_on_one_rank(deepseek_h800: Build) -> None:
+    sc = deepseek_h800(_DEEPSEEK, pp_schedule="dualpipe")
     r = estimate_step(sc, require_fit=False)
     # DualPipe rank r holds stage r and stage pp-1-r (DeepSeek-V3 Sec. 3.2.1): rank 2 holds stages 2 and
     # 29, four MoE layers, while the timing paces on the first/last pair or the dense middle stage
     per_layer = _expert_bytes_per_moe_layer(sc)
     assert r.memory.weights >= 4.0 * per_layer
-    one_f1b = estimate_step(_deepseek(), require_fit=False)
+    one_f1b = estimate_step(deepseek_h800(_DEEPSEEK), require_fit=False)
     assert r.memory.weights == pytest.approx(2.0 * one_f1b.memory.weights)
 
 
