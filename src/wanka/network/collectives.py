@@ -242,9 +242,10 @@ class NcclModel:
     # CTA, by GPU architecture (an architecture not listed: uncapped). FIT on one published row,
     # gb200-4g-alltoall-8g (benchmarks/nccl_tests_published.yaml, role: fit). It is the one rate that also
     # gives the same run's in-place columns, where NCCL skips the own copy (enqueue.cc "Skip send to self
-    # in-place") and 4 GB200 ranks reach 667-673 GB/s, 9 % above out-of-place, while 8 ranks (own share
-    # 1/8) gain nothing: their copy bound, 7/15 x 32 CTAs (675 GB/s), is at the ~660-673 the link itself
-    # reaches in that run (below the model's 0.80 x 900: calibration's scale_up_efficiency). A per-warp
+    # in-place") and 4 ranks reach 667-681 GB/s (GB200, GB300), 8-10 % above out-of-place, while 8 and
+    # 64 ranks gain nothing (GB200, GB300, B300): their copy bound, 7/15 x 32 CTAs (675 GB/s) and 63/127
+    # (718), is at or above the ~660-680 the link itself reaches in those runs (below the model's
+    # 0.80 x 900: calibration's scale_up_efficiency). A per-warp
     # rate (the kernel splits a CTA's 20 warps over the batch's works) does not fit: it gives in-place 4
     # ranks no gain.
     # Blackwell Ultra (sm103) runs the same kernel as Blackwell (sm100; ncclCollUnroll() 8 for both,
