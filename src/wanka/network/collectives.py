@@ -752,7 +752,11 @@ def _hierarchical(op: str, c: _Ctx, g: CommGroup) -> FloatArray:
 
 def _p2p_parts(c: _Ctx) -> FloatArray:
     """Parts (channels) NCCL cuts each peer's share into for an all-to-all inside one domain (see
-    ``NcclModel.p2p_chunk_bytes``; enqueue.cc addP2pToPlan / scheduleP2pTasksToPlan)."""
+    ``NcclModel.p2p_chunk_bytes``; enqueue.cc addP2pToPlan / scheduleP2pTasksToPlan); computed once per
+    collective (the drain and the copy bound both read it)."""
+    got = c._memo.get("p2p_parts")
+    if got is not None:
+        return cast(FloatArray, got)
     xp = c.xp
     m = c.m
     n = c.n
@@ -764,7 +768,8 @@ def _p2p_parts(c: _Ctx) -> FloatArray:
     start = xp.minimum(lo, xp.ceil(per_peer / (chunk * m.p2p_min_part_chunks) - 1e-9))
     # doubled while a part exceeds p2p_max_part_chunks chunks, up to every channel
     grow = xp.maximum(xp.ceil(xp.log2(per_peer / (start * chunk * m.p2p_max_part_chunks)) - 1e-9), 0.0)
-    return xp.asarray(xp.minimum(start * 2.0**grow, chans))
+    got = c._memo["p2p_parts"] = xp.asarray(xp.minimum(start * 2.0**grow, chans))
+    return cast(FloatArray, got)
 
 
 def _p2p_drain(c: _Ctx) -> FloatArray:
