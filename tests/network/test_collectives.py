@@ -207,6 +207,59 @@ def test_all_to_all_across_domains_pays_no_nvlink_drain() -> None:
     assert float(collective_time("all_to_all", s, g).time_s) == pytest.approx(nic + lat, rel=1e-9)
 
 
+def _blackwell_a2a(n: int, nbytes: float, arch: str | None = "Blackwell") -> float:
+    g = CommGroup(size=float(n), per_domain=72.0, scale_up_bw=900e9, scale_out_bw=50e9, architecture=arch)
+    return float(collective_time("all_to_all", nbytes, g).time_s)
+
+
+@pytest.mark.parametrize("n", [4, 8, 64])
+def test_in_domain_all_to_all_is_bound_by_nccl_cta_copies_by_hand(n: int) -> None:
+    # 8 GiB on n Blackwell ranks: every one of the 32 p2p channels busy; a GPU's CTAs copy each remote
+    # byte twice (into the peer's FIFO, out of its own) and its own share once, (2(n-1)+1)/n of the
+    # buffer, while NVLink carries (n-1)/n: the link rate is capped at 32 x rate x (n-1)/(2n-1), below
+    # 0.8 x 900 GB/s (4 ranks 3/7: 620 GB/s, 8 ranks 7/15: 675, 64 ranks 63/127: 718). Without a rate
+    # for the architecture the link sets the time.
+    from wanka.calibration import default_calibration
+    from wanka.network.collectives import DEFAULT_MODEL
+
+    cal = default_calibration()
+    up = cal.scale_up_efficiency * 900e9
+    cap = 32 * DEFAULT_MODEL.p2p_channel_copy_bw["Blackwell"] * (n - 1) / (2 * n - 1)
+    s = 8 * 2.0**30
+    lat = (n - 1) * cal.scale_up_latency_s / 4 + cal.collective_launch_s
+    drain = {4: 96, 8: 224, 64: 2 * 256 * 63 / 64}[n] * 512 * 1024 / up  # see the drain test above
+    assert cap < up
+    assert _blackwell_a2a(n, s) == pytest.approx((n - 1) / n * s / cap + lat + drain, rel=1e-9)
+    assert _blackwell_a2a(n, s, None) == pytest.approx((n - 1) / n * s / up + lat + drain, rel=1e-9)
+
+
+def test_the_own_copy_costs_four_ranks_more_than_eight() -> None:
+    # the own share is 1/4 of the buffer on 4 ranks, 1/8 on 8: per NVLink byte the CTAs copy 7/3 bytes
+    # against 15/7, so 4 ranks reach 9/10 of 8 ranks' busbw (published out-of-place: 615 vs 658-685 GB/s;
+    # in-place, without the own copy, 4 ranks reach 667-673)
+    s = 8 * 2.0**30
+    busbw = {n: (n - 1) / n * s / _blackwell_a2a(n, s) for n in (4, 8)}
+    assert busbw[4] / busbw[8] == pytest.approx((3 / 7) / (7 / 15), rel=0.02)
+    assert _blackwell_a2a(4, s, "Hopper") == _blackwell_a2a(4, s, None)  # Hopper has no rate: uncapped
+
+
+def test_cta_copy_bound_only_inside_one_domain() -> None:
+    # across domains NCCL's network parts are single chunks with their own proxy path: same time with
+    # and without the CTA copy rate
+    g = {
+        a: CommGroup(size=8.0, per_domain=4.0, scale_up_bw=900e9, scale_out_bw=50e9, architecture=a)
+        for a in ("Blackwell", None)
+    }
+    t = {a: float(collective_time("all_to_all", 2.0**33, g[a]).time_s) for a in g}
+    assert t["Blackwell"] == t[None]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.sampled_from([2, 3, 4, 8, 16, 64, 72]), lo=st.floats(10, 34), step=st.floats(0, 2))
+def test_blackwell_in_domain_all_to_all_time_never_falls_as_bytes_grow(n: int, lo: float, step: float) -> None:
+    assert _blackwell_a2a(n, 2.0 ** (lo + step)) >= _blackwell_a2a(n, 2.0**lo)
+
+
 @settings(max_examples=60, deadline=None)
 @given(n=st.sampled_from([2, 4, 8, 12, 16, 64, 72]), lo=st.floats(10, 34), step=st.floats(0, 2))
 def test_in_domain_all_to_all_time_never_falls_as_bytes_grow(n: int, lo: float, step: float) -> None:

@@ -61,14 +61,30 @@ def test_single_domain_rows_within_5_percent(rows) -> None:  # type: ignore[no-u
 
 
 def test_in_domain_all_to_all_known_gap_within_25_percent(rows) -> None:  # type: ignore[no-untyped-def]
-    # 16 published all-to-alls inside one NVLink / xGMI domain (4 to 64 ranks, 0.5 to 16 GiB): a known gap.
-    # The model is high on all of them (+3..+22 %): Blackwell reaches 0.63-0.76 of its NVLink rate there,
-    # the model takes 0.80 (see the yaml comment); none beyond 25 %, and their MAPE stays <= 12 %
+    # 16 published all-to-alls inside one NVLink / xGMI domain (4 to 64 ranks, 0.5 to 16 GiB). With
+    # NCCL's send/recv drain and its CTAs' copies modelled, the 64-rank GB200 / GB300 rows stay high
+    # (+4..+22 %: their fixed cost is not explained) and MI355X (RCCL, +17 %) is not modelled (see the
+    # yaml comment); none beyond 25 %, and their MAPE stays <= 7 % (5.9 %; 10.8 % before the copies)
     a2a = [r for r in rows if r.single_domain and r.id.count("alltoall")]
     assert len(a2a) >= 16
     for r in a2a:
         assert abs(r.error) <= 0.25, (r.id, r.error)
-    assert mape(a2a) <= 0.12, [(r.id, round(r.error, 3)) for r in a2a]
+    assert mape(a2a) <= 0.07, [(r.id, round(r.error, 3)) for r in a2a]
+
+
+def test_single_node_and_8_rank_nvlink_all_to_all_within_5_percent(rows) -> None:  # type: ignore[no-untyped-def]
+    # issue 15's single-node target for the all-to-alls of one NVLink node / tray (4 H100 of 8, a 4-GPU
+    # GB200 or GB300 tray, 8 B300) and 8 ranks over two GB200 / GB300 trays: the Blackwell rows were
+    # +4..+16 % while the model let NCCL's send/recv move at the NVLink rate; its CTAs copy every remote
+    # byte twice and the own share once (collectives._p2p_copy_bw; the CTA rate is fit on
+    # gb200-4g-alltoall-8g, every other row here is held out)
+    by_id = {r.id: r for r in rows}
+    heads = ("h100-4g-", "gb200-4g-", "gb300-4g-", "b300-8g-", "gb200-8g-", "gb300-8g-")
+    ids = [i for i in by_id if i.startswith(heads) and i.count("alltoall")]
+    assert len(ids) == 10
+    for i in ids:
+        assert abs(by_id[i].error) <= 0.05, (i, by_id[i].error)
+    assert [i for i in ids if by_id[i].role == "fit"] == ["gb200-4g-alltoall-8g"]
 
 
 def test_p2p_drain_gives_the_fixed_cost_of_4_and_8_rank_all_to_all(rows) -> None:  # type: ignore[no-untyped-def]

@@ -47,7 +47,9 @@ on 20 NVL72 racks (depth 75) this fill makes the ring NCCL's choice. The group's
 bandwidth (LL 0.5 capped at NCCL's ``llMaxBws``, LL128 0.92) and carry NCCL's per-protocol latencies. A
 message too small to give every channel NCCL's per-channel minimum runs on fewer channels, at a
 proportional share of the bandwidth. All-to-all inside one domain also pays NCCL's send/recv pipeline drain
-(:func:`_p2p_drain`: one 512 KiB chunk of every part per batch of 8 parts a channel).
+(:func:`_p2p_drain`: one 512 KiB chunk of every part per batch of 8 parts a channel), and its NVLink rate is
+at most what the send/recv CTAs copy (:func:`_p2p_copy_bw`: each remote byte twice, the own share once, at
+a per-CTA rate by architecture, fit on one published Blackwell row).
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ PROTOCOLS: tuple[str, ...] = ("LL", "LL128", "Simple")
 ALGORITHMS: tuple[str, ...] = ("ring", "tree", "nvls", "nvls_tree", "collnet", "pat", "hierarchical")
 Num = float | npt.NDArray[np.float64]
 FloatArray = npt.NDArray[np.float64]
+# bytes one NCCL send/recv CTA copies a second on sm100 (NcclModel.p2p_channel_copy_bw), fit on
+# gb200-4g-alltoall-8g
+_P2P_CHANNEL_COPY_BW_SM100 = 45.22e9
 
 
 def _t(ll: float, ll128: float, simple: float) -> tuple[float, float, float]:
@@ -227,6 +232,28 @@ class NcclModel:
     p2p_works_per_batch: int = 8
     p2p_min_part_chunks: float = 1.0 / 8.0
     p2p_max_part_chunks: float = 32.0
+    # Those copies are made by the channels' CTAs (one CTA a channel, src/device/sendrecv.h): the sender
+    # copies each remote part from its buffer into the peer's FIFO over NVLink, the receiver copies it
+    # out of its FIFO into its buffer (prims_simple.h directSend / directRecv; straight into the user
+    # buffer only when registered, ncclRegisterP2pIpcBuffer, which nccl-tests does not do without -R),
+    # and the rank's own share is one local copy (sendrecv.h isCopy, reduceCopy). A GPU's CTAs thus copy
+    # (2(n-1) + 1)/n of its buffer while its NVLink carries (n-1)/n: a CTA that copies at a bounded rate
+    # caps the NVLink at busy channels x that rate x (n-1)/(2n-1). Copied bytes a second of one p2p
+    # CTA, by GPU architecture (an architecture not listed: uncapped). FIT on one published row,
+    # gb200-4g-alltoall-8g (benchmarks/nccl_tests_published.yaml, role: fit). It is the one rate that also
+    # gives the same run's in-place columns, where NCCL skips the own copy (enqueue.cc "Skip send to self
+    # in-place") and 4 ranks reach 667-681 GB/s (GB200, GB300), 8-10 % above out-of-place, while 8 and
+    # 64 ranks gain nothing (GB200, GB300, B300): their copy bound, 7/15 x 32 CTAs (675 GB/s) and 63/127
+    # (718), is at or above the ~660-680 the link itself reaches in those runs (below the model's
+    # 0.80 x 900: calibration's scale_up_efficiency). A per-warp
+    # rate (the kernel splits a CTA's 20 warps over the batch's works) does not fit: it gives in-place 4
+    # ranks no gain.
+    # Blackwell Ultra (sm103) runs the same kernel as Blackwell (sm100; ncclCollUnroll() 8 for both,
+    # device.h) at about the same HBM3e rate (7.7-8 TB/s, catalog), so it takes the same value; its rows
+    # (gb300-*, b300-*) are held out.
+    p2p_channel_copy_bw: dict[str, float] = field(
+        default_factory=lambda: {"Blackwell": _P2P_CHANNEL_COPY_BW_SM100, "Blackwell Ultra": _P2P_CHANNEL_COPY_BW_SM100}
+    )
     # framework launch cost added to every collective
     launch_s: float = field(default_factory=lambda: default_calibration().collective_launch_s)
 
@@ -723,6 +750,28 @@ def _hierarchical(op: str, c: _Ctx, g: CommGroup) -> FloatArray:
     return np.asarray(inner + outer)
 
 
+def _p2p_parts(c: _Ctx) -> FloatArray:
+    """Parts (channels) NCCL cuts each peer's share into for an all-to-all inside one domain (see
+    ``NcclModel.p2p_chunk_bytes``; enqueue.cc addP2pToPlan / scheduleP2pTasksToPlan); computed once per
+    collective (the drain and the copy bound both read it)."""
+    got = c._memo.get("p2p_parts")
+    if got is not None:
+        return cast(FloatArray, got)
+    xp = c.xp
+    m = c.m
+    n = c.n
+    chans = float(m.channels)
+    chunk = m.p2p_chunk_bytes
+    per_peer = xp.maximum(c.s / xp.maximum(n, 1.0), 1.0)
+    # parts per peer at least: the largest power of 2 with parts x ranks <= channels, >= 1
+    lo = xp.clip(2.0 ** -xp.ceil(-xp.log2(chans / xp.maximum(n, 1.0)) - 1e-9), 1.0, chans)
+    start = xp.minimum(lo, xp.ceil(per_peer / (chunk * m.p2p_min_part_chunks) - 1e-9))
+    # doubled while a part exceeds p2p_max_part_chunks chunks, up to every channel
+    grow = xp.maximum(xp.ceil(xp.log2(per_peer / (start * chunk * m.p2p_max_part_chunks)) - 1e-9), 0.0)
+    got = c._memo["p2p_parts"] = xp.asarray(xp.minimum(start * 2.0**grow, chans))
+    return cast(FloatArray, got)
+
+
 def _p2p_drain(c: _Ctx) -> FloatArray:
     """Time an all-to-all inside one NVLink domain loses draining NCCL's send/recv pipeline (see
     ``NcclModel.p2p_chunk_bytes``): a channel's batch ends when its parts' receivers have copied their
@@ -737,12 +786,7 @@ def _p2p_drain(c: _Ctx) -> FloatArray:
     chans = float(m.channels)
     chunk = m.p2p_chunk_bytes
     per_peer = xp.maximum(c.s / xp.maximum(n, 1.0), 1.0)
-    # parts per peer at least: the largest power of 2 with parts x ranks <= channels, >= 1
-    lo = xp.clip(2.0 ** -xp.ceil(-xp.log2(chans / xp.maximum(n, 1.0)) - 1e-9), 1.0, chans)
-    start = xp.minimum(lo, xp.ceil(per_peer / (chunk * m.p2p_min_part_chunks) - 1e-9))
-    # doubled while a part exceeds p2p_max_part_chunks chunks, up to every channel
-    grow = xp.maximum(xp.ceil(xp.log2(per_peer / (start * chunk * m.p2p_max_part_chunks)) - 1e-9), 0.0)
-    per = xp.minimum(start * 2.0**grow, chans)
+    per = _p2p_parts(c)
     part = xp.maximum(chunk * m.p2p_min_part_chunks, per_peer / per)
     parts = n * per  # the rank's own share is a part too (a local copy in the same batches)
     slots = chans * m.p2p_works_per_batch
@@ -753,6 +797,29 @@ def _p2p_drain(c: _Ctx) -> FloatArray:
     return xp.asarray(xp.where(n > c.a, 0.0, drain))
 
 
+def _p2p_copy_bw(c: _Ctx) -> FloatArray:
+    """NVLink bytes a GPU can move per second in an all-to-all inside one domain, as the CTAs of NCCL's
+    send/recv kernel copy them (see ``NcclModel.p2p_channel_copy_bw``): busy channels x one CTA's copy
+    rate x (n-1)/(2n-1), the NVLink bytes among the bytes a GPU's CTAs copy. ``inf`` where the
+    architecture has no rate, for one rank, and for ranks across domains."""
+    xp = c.xp
+    m = c.m
+    n = c.n
+    rate = m.p2p_channel_copy_bw.get(c.arch or "")
+    if rate is None:
+        return xp.asarray(xp.full(xp.shape(n), xp.inf))
+    # a round's parts sit on consecutive channels from its base, the bit-reversed round
+    # (channel.h ncclP2pChannelBaseForRound), so the n rounds' parts spread over every channel; below
+    # one part per minimum part size (chunk / 8) a peer fills fewer, taken continuously so the time
+    # never falls as the message grows
+    per_peer = xp.maximum(c.s / xp.maximum(n, 1.0), 1.0)
+    fill = xp.maximum(per_peer / (m.p2p_chunk_bytes * m.p2p_min_part_chunks), 1.0)
+    busy = xp.minimum(n * xp.minimum(_p2p_parts(c), fill), float(m.channels))
+    bw = busy * rate * (n - 1.0) / xp.maximum(2.0 * n - 1.0, 1.0)
+    # one rank (only its own copy) or ranks across domains: no NVLink copy bound here
+    return xp.asarray(xp.where((n > c.a) | (n <= 1.0), xp.inf, bw))
+
+
 def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     xp = c.xp
     # Each rank sends nbytes/n to every peer: (a-1)/n of its buffer over the scale-up links and
@@ -760,6 +827,8 @@ def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     n, a, s, up, out = c.n, xp.minimum(c.a, c.n), c.s, c.up, c.out
     eff = g.cal.a2a_efficiency / g.cal.scale_out_efficiency
     dedup = xp.asarray(g.remote_dedup, dtype=float)
+    # inside one domain NCCL's send/recv CTAs may copy slower than the links carry (_p2p_copy_bw)
+    up = xp.minimum(up, _p2p_copy_bw(c))
     # deduplicated copies arrive once per domain and are forwarded to the other ranks over NVLink
     t_up = (a - 1.0) / n * s / up + xp.where(dedup < 1.0, (n - a) / n * s / up, 0.0)
     t_out = (n - a) / n * s * dedup / (out * eff)
