@@ -72,6 +72,12 @@ class AcceleratorEntry(_Entry):
         "kernel's, per scaling (fp8 = per-tensor, mxfp8 = block-scaled): rows (d_qk + d_v, forward, backward), "
         "causal; between head dims linear, outside them the nearest row; absent = the BF16 kernel's time",
     )
+    fp8_gemm_any_layout: bool = Field(
+        False,
+        description="FP8 GEMMs take either operand in either layout, so a per-tensor FP8 tensor serves the "
+        "forward and the transposed backward GEMMs from one copy; False = FP8 GEMMs need both operands "
+        "K-major (TN), so a weight's backward use needs a second, transposed FP8 copy",
+    )
     host_link_gbytes_per_s_per_direction: float | None = Field(
         None,
         gt=0,
@@ -108,6 +114,7 @@ class Accelerator:
     exp_rate: float | None = None  # special-function exp results/s (MUFU.EX2); None = not public
     # FP8 / BF16 fused-attention time per scaling: ((d_qk + d_v, forward, backward), ...)
     fp8_attention_time: dict[str, tuple[tuple[float, float, float], ...]] = field(default_factory=dict)
+    fp8_gemm_any_layout: bool = False  # FP8 GEMMs in any operand layout (no transposed FP8 copy needed)
     host_link_bandwidth: float = PCIE5_X16_BYTES_PER_S  # GPU <-> host copies, one direction
     host_link_assumed: bool = True  # the catalog entry gives no host-link figure
 
@@ -137,6 +144,7 @@ class Accelerator:
             ),
             exp_rate=None if e.exp_tera_per_s is None else e.exp_tera_per_s * TERA,
             fp8_attention_time={k: tuple(sorted(v)) for k, v in e.fp8_attention_time.items()},
+            fp8_gemm_any_layout=e.fp8_gemm_any_layout,
             host_link_bandwidth=(
                 PCIE5_X16_BYTES_PER_S
                 if e.host_link_gbytes_per_s_per_direction is None

@@ -69,6 +69,10 @@ DEFAULTS: dict[str, Any] = {
     "sp_regather": True,
     "fp8_attention": False,
     "fp8_output_proj": False,
+    # FP8 weights: BF16 parameters with Transformer Engine's FP8 weight caches (Megatron-LM's --fp8-param-gather
+    # is off by default: megatron/core/distributed/distributed_data_parallel_config.py fp8_param_gather = False)
+    "fp8_param_gather": False,
+    "fp8_weight_cache": True,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -156,6 +160,8 @@ class SwitchFields(BaseModel):
     sp_regather: bool | None = None
     fp8_attention: bool | None = None
     fp8_output_proj: bool | None = None
+    fp8_param_gather: bool | None = None
+    fp8_weight_cache: bool | None = None
 
 
 class SoftwareRule(_Ranged, SwitchFields):

@@ -659,6 +659,7 @@ class Params:
 
     p_dense: Arr
     p_expert: Arr
+    p_dense_layers: Arr  # p_dense without the embedding / output head: the layers' non-expert parameters
     layer_dense: float  # parameters of one dense layer (ZeRO-3 prefetch buffer)
     dpc: Arr
     edp: Arr
@@ -1358,6 +1359,7 @@ def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
     tp, pp, ep, etp = sh.tp, sh.pp, sh.ep, sh.etp
     emb = float(max(P.embedding, P.output))
     p_dense, p_expert = stage_params(ctx, sh, cm.nd_s, cm.nm_s, np.where(pp > 1, emb, float(P.embedding + P.output)))
+    p_dense_layers = stage_params(ctx, sh, cm.nd_s, cm.nm_s, 0.0)[0]
     dpc = sh.dp * sh.cp
     edp = np.maximum(1.0, tp * dpc / (ep * etp))  # expert-data-parallel replicas of each expert shard
     e_stride = etp * ep * np.where(sh.folded, 1.0, sh.cp)
@@ -1381,6 +1383,7 @@ def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
     return Params(
         p_dense=p_dense,
         p_expert=p_expert,
+        p_dense_layers=p_dense_layers,
         layer_dense=_layer_dense_params(ctx),
         dpc=dpc,
         edp=edp,
@@ -1395,6 +1398,55 @@ def params(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Params:
 
 GRAD_BYTES = 4.0  # fp32 main-grad reduction (Megatron --accumulate-allreduce-grads-in-fp32)
 PARAM_BYTES = 2.0
+# Scale bytes per element of an FP8 weight copy: MXFP8 one E8M0 scale per 32 elements along the copy's
+# contraction axis (OCP Microscaling Formats spec v1.0); blockwise FP8 one fp32 scale per 128x128 weight block
+# (DeepSeek-V3 report Sec. 3.3.1; Transformer Engine Float8BlockScaling quantizes weights in 2-D blocks);
+# per-tensor scaling one scalar per tensor (nothing per element)
+_FP8_WEIGHT_SCALE_BYTES = {"mxfp8": 1.0 / 32.0, "fp8_blockwise": 4.0 / (128.0 * 128.0)}
+
+
+def fp8_gemm_weights(ctx: Context) -> bool:
+    """Whether the layers' GEMM weights are quantized to FP8: an FP8 precision the GPU runs natively (an
+    FP4 run's weights are NVFP4, which neither FP8 parameters nor FP8 weight caches describe)."""
+    return bool(ctx.fp8 and ctx.training.precision == "fp8")
+
+
+def fp8_weight_bytes(ctx: Context) -> float:
+    """Bytes per element of a GEMM weight held in FP8 for the forward and the backward GEMMs: the row-wise
+    copy the forward reads and the column-wise copy the data-gradient GEMM reads.
+
+    Transformer Engine keeps both usages of a weight quantized for training (module/linear.py: the weight
+    quantizer's ``set_usage(rowwise=True, columnwise=...)`` whenever the input needs a gradient). Under
+    per-tensor scaling (delayed or current) the column-wise usage is a transposed copy where FP8 GEMMs
+    need TN layouts (Hopper) and the row-wise data itself where they take any layout (catalog
+    ``fp8_gemm_any_layout``; Float8TensorStorage.update_usage drops the transpose when
+    is_non_tn_fp8_gemm_supported). MXFP8 and blockwise FP8 always keep two copies, each quantized along
+    its own axis with its own scales (MXFP8Tensor / Float8BlockwiseQTensor row-wise and column-wise data)."""
+    recipe = ctx.training.precision_recipe or ""
+    if recipe in _FP8_WEIGHT_SCALE_BYTES:
+        return 2.0 * (1.0 + _FP8_WEIGHT_SCALE_BYTES[recipe])
+    return 1.0 if ctx.acc.fp8_gemm_any_layout else 2.0
+
+
+def param_gather_bytes(ctx: Context, st: Strategies, pr: Params) -> tuple[Arr, Arr]:
+    """Bytes per parameter of the data-parallel parameter all-gather, (non-expert, routed-expert).
+
+    BF16 weights gather in BF16. With FP8 parameters (``fp8_param_gather``) Megatron-Core keeps each FP8
+    weight's data in a uint8 parameter buffer and gathers it there, 1 byte per FP8 weight
+    (distributed/param_and_grad_buffer.py: ``param_dtype = torch.uint8`` for an FP8 parameter; the
+    per-tensor scales follow from an amax all-reduce, a few bytes per tensor, not charged); the embedding
+    and output head stay BF16 parameters, gathered in BF16. Under MXFP8 the FP8 storage cannot be mapped
+    into the parameter buffer: the distributed optimizer copies its fp32 shard into a BF16 view of the
+    gradient buffer, which is gathered and then quantized into each MXFP8 weight
+    (``reuse_grad_buf_for_mxfp8_param_ag``, which Megatron-Bridge's MXFP8 presets set with
+    fp8_param_gather; optimizer/distrib_optimizer.py _copy_main_params_to_param_buffer, Megatron-Core
+    0.13+), so that all-gather stays 2 bytes per parameter."""
+    on = st.fp8_params & fp8_gemm_weights(ctx) & (ctx.training.precision_recipe != "mxfp8")
+    fp8_b = 1.0
+    share = pr.p_dense_layers / np.maximum(pr.p_dense, 1.0)
+    dense = np.where(on, PARAM_BYTES - (PARAM_BYTES - fp8_b) * share, PARAM_BYTES)
+    expert = np.where(on, fp8_b, PARAM_BYTES)
+    return np.asarray(dense), np.asarray(expert)
 
 
 def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> Comm:
@@ -1424,9 +1476,16 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
         t = np.asarray(collective_time(op, p / nb * nbytes_per_param, group).time_s) * nb
         return np.asarray(np.where((n > 1) & (p > 0), t, 0.0))
 
-    def dp_both(op: str, nbytes_per_param: Arr | float, needed: bool, kind: str, scale: Arr | float = 1.0) -> Arr:
-        # dense parameters over their group, routed experts over the expert-data-parallel one;
-        # skipped (zero) when no strategy in the batch needs this collective
+    def dp_both(
+        op: str,
+        nbytes_per_param: Arr | float | tuple[Arr, Arr],
+        needed: bool,
+        kind: str,
+        scale: Arr | float = 1.0,
+    ) -> Arr:
+        # dense parameters over their group, routed experts over the expert-data-parallel one (bytes per
+        # parameter one for both, or a (dense, expert) pair); skipped (zero) when no strategy in the batch
+        # needs this collective
         if not needed:
             return zero_t
         table: dict[str, tuple[Any, Any, Arr, Arr, Arr | float]] = {
@@ -1435,8 +1494,9 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
             "rep": (gr["rep"], gr["erep"], pr.rep, pr.rep_e, 1.0 / pr.g_e),
         }
         dense_g, exp_g, n, n_e, s_e = table[kind]
-        t = dp_op(op, pr.p_dense * scale, nbytes_per_param, dense_g, n)
-        return t + dp_op(op, pr.p_expert * s_e, nbytes_per_param, exp_g, n_e) if sh.has_moe else t
+        b_d, b_e = nbytes_per_param if isinstance(nbytes_per_param, tuple) else (nbytes_per_param,) * 2
+        t = dp_op(op, pr.p_dense * scale, b_d, dense_g, n)
+        return t + dp_op(op, pr.p_expert * s_e, b_e, exp_g, n_e) if sh.has_moe else t
 
     # the overlap windows. ZeRO-0/1 reduce once per step: a bucket's gradients are final after the
     # last micro-batch's backward, so the reduction hides behind that backward; with v model chunks
@@ -1457,7 +1517,9 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
         return _layer_wise_dp(st, sh, pr, dp_both, exposed, win_b, grad_b)
     t_ar = dp_both("all_reduce", grad_b, bool(np.any(z == 0)), "full")
     t_rs = dp_both("reduce_scatter", grad_b, bool(np.any(z >= 1)), "shard")
-    t_ag = dp_both("all_gather", PARAM_BYTES, bool(np.any(z >= 1)), "shard")
+    # parameters gathered in BF16, or FP8 parameters in FP8 (fp8_param_gather)
+    ag_d, ag_e = param_gather_bytes(ctx, st, pr)
+    t_ag = dp_both("all_gather", (ag_d, ag_e), bool(np.any(z >= 1)), "shard")
     t_rep = dp_both("all_reduce", grad_b, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
     dp_z0 = exposed(t_ar, win_b)
     dp_z1 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
@@ -1476,20 +1538,21 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     n_ag = np.where(z == 0, 0.0, np.where(z == 3, m_mb * (1.0 + n_ag_bwd), 1.0))
     n_ar = np.where(z == 0, 1.0, 0.0)
     dpc, g, p_local = pr.dpc, pr.g, pr.p_local
+    ag_bytes = pr.p_dense * ag_d + pr.p_expert * ag_e
     nbytes = (
         n_ar * 2.0 * p_local * grad_b * np.where(dpc > 1, (dpc - 1) / dpc, 0.0)
-        + (n_rs * p_local * grad_b + n_ag * p_local * PARAM_BYTES) * np.where(g > 1, (g - 1) / g, 0.0)
+        + (n_rs * p_local * grad_b + n_ag * ag_bytes) * np.where(g > 1, (g - 1) / g, 0.0)
         + np.where(pr.hybrid, 2.0 * pr.p_shard * grad_b * (pr.rep - 1.0) / pr.rep, 0.0)
     )
     charges: list[tuple[Arr | float, str, Arr | float, Any]] = []
-    for count, op, per_param, dense_g, exp_g in (
-        (n_ar, "all_reduce", grad_b, gr["dp"], gr["edp"]),
-        (n_rs, "reduce_scatter", grad_b, gr["shard"], gr["eshard"]),
-        (n_ag, "all_gather", PARAM_BYTES, gr["shard"], gr["eshard"]),
+    for count, op, per_d, per_e, dense_g, exp_g in (
+        (n_ar, "all_reduce", grad_b, grad_b, gr["dp"], gr["edp"]),
+        (n_rs, "reduce_scatter", grad_b, grad_b, gr["shard"], gr["eshard"]),
+        (n_ag, "all_gather", ag_d, ag_e, gr["shard"], gr["eshard"]),
     ):
-        charges.append((count, op, pr.p_dense * per_param, dense_g))
+        charges.append((count, op, pr.p_dense * per_d, dense_g))
         if sh.has_moe:
-            charges.append((count, op, pr.p_expert * per_param, exp_g))
+            charges.append((count, op, pr.p_expert * per_e, exp_g))
     once = np.where(pr.hybrid, 1.0, 0.0)
     charges.append((once, "all_reduce", pr.p_dense / pr.g * grad_b, gr["rep"]))
     if sh.has_moe:
@@ -1742,16 +1805,37 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     opt_b = 8.0 if blockwise else 12.0
     muon = ctx.training.optimizer == "muon"
     muon_b = 4.0 + 0.5 * (opt_b - 4.0)  # the master copy and one of the two moments
+    # FP8 GEMM weights beside or instead of the BF16 ones (ZeRO-3 / FSDP shards keep today's accounting: their
+    # gathered copies are transient, z3_buf). With FP8 parameters (fp8_param_gather) a layer weight is its FP8
+    # data and column-wise copy (fp8_weight_bytes) and has no BF16 copy: Megatron-Core creates the TE modules
+    # under fp8_model_init / quantized_model_init, the distributed optimizer's fp32 shard is the master, and the
+    # FP8 data lives in the DDP parameter buffer (uint8; under MXFP8 the BF16 gather staging is the gradient
+    # buffer, reuse_grad_buf_for_mxfp8_param_ag). Without them Transformer Engine quantizes each BF16 weight on
+    # the first micro-batch into a weight workspace it keeps for the step's other micro-batches (module/linear.py
+    # and grouped_linear.py: cached in _fp8_workspaces when is_first_microbatch is given; Megatron-Core's TE
+    # layers pass it unless disable_parameter_transpose_cache, extensions/transformer_engine.py): that copy is
+    # held beside the BF16 weights (fp8_weight_cache). The embedding and the output head stay BF16.
+    fp8_w = fp8_gemm_weights(ctx)
+    w8 = fp8_weight_bytes(ctx) if fp8_w else 0.0
+    w8_extra = np.where(
+        (z < 3) & fp8_w,
+        np.where(st.fp8_params, w8 - w_b, np.where(st.fp8_wcache, w8, 0.0)),
+        0.0,
+    )
 
     def states(*stages: tuple[Arr, Arr, Arr | float]) -> tuple[Arr, Arr, Arr, Arr]:
         """Weights, gradients, optimizer states and parameters on one GPU of a rank holding
         ``stages`` ((dense, MoE) layers and embedding / head parameters of each)."""
-        p_d, p_e = 0.0 * tp, 0.0 * tp
+        p_d, p_e, p_l = 0.0 * tp, 0.0 * tp, 0.0 * tp
         for nd, nm, emb in stages:
             d, e = stage_params(ctx, sh, nd, nm, emb)
             p_d, p_e = p_d + d, p_e + e
+            if fp8_w:
+                p_l = p_l + stage_params(ctx, sh, nd, nm, 0.0)[0] + e  # the layers' (FP8) GEMM weights
         p_local, p_shard = p_d + p_e, p_d / pr.g + p_e / pr.g_e
         weights = np.where(z == 3, p_shard, p_local) * w_b
+        if fp8_w:
+            weights = weights + p_l * w8_extra
         grads = np.where(z >= 2, p_shard, p_local) * grad_b
         # optimizer states: one copy of each stage's, shared by the two DualPipe ranks that hold the
         # stage (Table 2 doubles the parameters only), so a rank of two stages keeps half of each

@@ -132,6 +132,13 @@ def _megatron(sc: Scenario) -> list[str]:
         a.append("--fp16")
     if t.precision == "fp8":
         a += ["--fp8-format hybrid"] + (["--fp8-recipe mxfp8"] if t.precision_recipe == "mxfp8" else [])
+        if p.fp8_param_gather:
+            # FP8 parameters (megatron/training/arguments.py --fp8-param-gather); under MXFP8 Megatron-Core
+            # gathers them through the gradient buffer, which needs --reuse-grad-buf-for-mxfp8-param-ag
+            # (Megatron-Bridge's bf16_with_mxfp8_mixed sets both)
+            a.append("--fp8-param-gather")
+            if t.precision_recipe == "mxfp8":
+                a.append("--reuse-grad-buf-for-mxfp8-param-ag")
     a.append(f"--train-iters {_iters(sc)}")
     return a
 
@@ -183,6 +190,8 @@ def _nemo(sc: Scenario) -> list[str]:
         a += ["trainer.plugins.fp8=hybrid"] + (
             ["trainer.plugins.fp8_recipe=mxfp8"] if t.precision_recipe == "mxfp8" else []
         )
+        # NeMo 2.0's MegatronMixedPrecision plugin takes fp8_param_gather (its FP8 presets set it)
+        a.append(f"trainer.plugins.fp8_param_gather={'true' if p.fp8_param_gather else 'false'}")
     if p.cuda_graphs and _partial_graphs(sc):
         a += [
             "model.config.cuda_graph_impl=transformer_engine",

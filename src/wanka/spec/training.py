@@ -180,6 +180,23 @@ class ParallelSpec(Spec):
         "input and output gradient quantized; False = the head in BF16 (Megatron-Core's plain "
         "ColumnParallelLinear), as under every other recipe",
     )
+    fp8_param_gather: bool = Field(
+        False,
+        description="under an FP8 recipe the layers' GEMM weights are FP8 parameters (Megatron-Core "
+        "fp8_param_gather, Transformer Engine fp8_model_init / quantized_model_init): the FP8 data (with its "
+        "column-wise copy where the GEMMs need one) is the weight, with no BF16 copy, the distributed "
+        "optimizer keeps the fp32 master, and the parameter all-gather moves 1 byte per FP8 weight under "
+        "per-tensor or blockwise scaling (under MXFP8 Megatron-Core gathers BF16 through the gradient buffer "
+        "and quantizes after); False = BF16 weights, gathered in BF16",
+    )
+    fp8_weight_cache: bool = Field(
+        True,
+        description="under an FP8 recipe without FP8 parameters each GEMM weight's FP8 copy (row-wise and "
+        "column-wise) is made on the first micro-batch and kept for the rest of the step (Transformer Engine "
+        "weight workspaces, which Megatron-Core's TE layers ask for with is_first_microbatch): a persistent "
+        "buffer beside the BF16 weights; False = the weight is cast inside every forward and the FP8 copy is "
+        "transient (torchao Float8Linear)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ParallelSpec:
