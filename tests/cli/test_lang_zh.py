@@ -41,7 +41,9 @@ _VALUES = {
     "fabric": {"switch"},
 }
 # lines of notes written by the layers (assumptions, planner reasons), which stay as the layers wrote them
-_NOTE_LINE = re.compile(r"^(  · |  (note|注|source|来源): |\s+#\d+\s| (assumptions|假设|operating|运维假设)\s|\s{16})")
+_NOTE_LINE = re.compile(
+    r"^(  · |  (note|注|source|来源): | (note|注)  |\s+#\d+\s| (assumptions|假设|operating|运维假设)\s|\s{16})"
+)
 
 
 # commands whose table cells are catalog or preset data (descriptions, sources): check the headers

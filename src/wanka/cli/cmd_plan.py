@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -185,14 +186,23 @@ def plan(
     chosen = a.strategy is not None and a.strategy.searched
     if trace is not None:
         write_text_atomic(trace, json.dumps(chrome_trace(r, name=sc.name)), field="--trace")
+    from wanka.catalog.envelope import published_envelope
+
+    assert sc.training is not None
+    env = published_envelope(sc.cluster.accelerator, sc.training.precision)
+    above = env.note(r.mfu) if env is not None and r.mfu > env.mfu else None
     if json_out:
         d = plan_dict(sc, r, a.checkpoint)
         d["strategy_from"] = "wanka search (fastest)" if chosen else "scenario"
+        # the highest MFU among the published runs on this accelerator and precision (None: none known)
+        d["published_mfu"] = None if env is None else {**asdict(env), "above": r.mfu > env.mfu}
         emit_json(d)
         return
     print_plan(sc, r, a.checkpoint)
     from wanka.cli.lang import lbl, tx
 
+    if above is not None:
+        console.print(f" {lbl('published', 15)}{tx(above)}", markup=False)
     if chosen:
         console.print(f" {lbl('strategy from', 15)}{tx('`wanka search` (the scenario gives no parallel: block)')}")
     if trace is not None:

@@ -104,6 +104,7 @@ LABELS: dict[str, str] = {
     "scale-up": "超节点/机内互联",
     "parameters": "参数量",
     "strategy from": "策略来源",
+    "published": "公开记录",
     "plot written to": "图已写入",
     # plan
     "strategy": "并行策略",

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from wanka.calibration import Calibration
+from wanka.catalog.envelope import envelope_note
 from wanka.engine import (
     BREAKDOWN_KEYS,
     CP_COMM_CODES,
@@ -513,6 +514,11 @@ def search(
     ranked = [_with(c, reason=explain(c, first, objective)) for c in ranked]
     if not ranked:
         notes.append("no feasible strategy: " + (", ".join(f"{k} ({v})" for k, v in rejected.items()) or "none"))
+    elif scenario.training is not None:
+        # the best layout above every published run on this accelerator and precision says so
+        above = envelope_note(scenario.cluster.accelerator, scenario.training.precision, ranked[0].mfu)
+        if above is not None:
+            notes.append(f"#1: {above}")
     return SearchResult(
         scenario=scenario.name,
         objective=objective,

@@ -19,6 +19,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from wanka.catalog.envelope import envelope_note
 from wanka.engine import BREAKDOWN_KEYS, StepResult
 from wanka.errors import InfeasibleError, SpecError, WankaError
 from wanka.report.scaling import ScalingResult, scaling_efficiency
@@ -61,6 +62,9 @@ class SameJob:
     wall_clock_s: float | None
     ettr: float | None
     note: str | None = None
+    # the published-envelope note when the job's MFU here is above every published run on this
+    # accelerator and precision (wanka.catalog.envelope)
+    above_published: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -380,6 +384,7 @@ def _same_job(target: Scenario, source: Scenario, seed: int) -> SameJob:
         None if c is None else float(c.wall_clock_s.mean),
         None if c is None else float(c.ettr.mean),
         note,
+        envelope_note(s.cluster.accelerator, source.training.precision, step.mfu),
     )
 
 
@@ -423,6 +428,8 @@ def cluster_report(
             same = _same_job(s, same_as, seed)
         except WankaError as e:
             errors["same_job"] = str(e)
+        if same is not None and same.above_published is not None:
+            notes.append(Assumption("engine", f"same job ({same.model}): {same.above_published}"))
     if s.checkpoint.interval_s is None:
         notes.append(
             Assumption(

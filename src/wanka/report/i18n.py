@@ -27,6 +27,7 @@ _LABELS: dict[str, tuple[str, str]] = {
     "section_facility": ("机房配套层", "Facility"),
     "section_job": ("训练任务", "Training job"),
     "section_same_job": ("同一任务", "Same job"),
+    "above_published": ("高于已公开记录", "above published"),
     "section_four_layers": ("四层一域", "Four layers, one domain (四层一域)"),
     "section_plots": ("图表", "Plots"),
     "section_assumptions": ("假设（未公开的输入）", "Assumptions (inputs that are not published)"),

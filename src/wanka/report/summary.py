@@ -241,7 +241,9 @@ def summary_rows(cmp: Comparison, lang: str) -> list[Row]:
         row(
             "mfu",
             [
-                fmt_pct(c.efficiency["mfu"]) if o else fmt_pct(s.mfu if s else None)
+                fmt_pct(c.efficiency["mfu"])
+                if o
+                else fmt_pct(s.mfu if s else None) + (f" ({L('above_published')})" if s and s.above_published else "")
                 for c, s, o in zip(cs, same, own, strict=True)
             ],
         )

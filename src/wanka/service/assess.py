@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wanka.catalog.envelope import envelope_note
 from wanka.engine import StepResult, estimate_step
 from wanka.errors import InfeasibleError, SpecError, WankaError
 from wanka.spec import Scenario, parse_scenario
@@ -259,6 +260,11 @@ def assess(
             )
         if step is not None:
             notes += [Assumption("engine", a) for a in step.assumptions]
+            # a prediction above every published run on this accelerator and precision says so
+            assert s.training is not None
+            above = envelope_note(s.cluster.accelerator, s.training.precision, step.mfu)
+            if above is not None:
+                notes.append(Assumption("engine", above))
     campaign = None
     dt = step_time_s if step_time_s is not None else None if step is None else step.step_time_s
     if "ops" in layers and dt is not None:
