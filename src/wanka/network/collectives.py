@@ -750,6 +750,11 @@ def _hierarchical(op: str, c: _Ctx, g: CommGroup) -> FloatArray:
     return np.asarray(inner + outer)
 
 
+def _p2p_per_peer(c: _Ctx) -> FloatArray:
+    """Bytes a rank sends to each peer (its own share included) in an all-to-all of ``c.s`` bytes."""
+    return c.xp.asarray(c.xp.maximum(c.s / c.xp.maximum(c.n, 1.0), 1.0))
+
+
 def _p2p_parts(c: _Ctx) -> FloatArray:
     """Parts (channels) NCCL cuts each peer's share into for an all-to-all inside one domain (see
     ``NcclModel.p2p_chunk_bytes``; enqueue.cc addP2pToPlan / scheduleP2pTasksToPlan); computed once per
@@ -757,12 +762,10 @@ def _p2p_parts(c: _Ctx) -> FloatArray:
     got = c._memo.get("p2p_parts")
     if got is not None:
         return cast(FloatArray, got)
-    xp = c.xp
-    m = c.m
-    n = c.n
+    xp, m, n = c.xp, c.m, c.n
     chans = float(m.channels)
     chunk = m.p2p_chunk_bytes
-    per_peer = xp.maximum(c.s / xp.maximum(n, 1.0), 1.0)
+    per_peer = _p2p_per_peer(c)
     # parts per peer at least: the largest power of 2 with parts x ranks <= channels, >= 1
     lo = xp.clip(2.0 ** -xp.ceil(-xp.log2(chans / xp.maximum(n, 1.0)) - 1e-9), 1.0, chans)
     start = xp.minimum(lo, xp.ceil(per_peer / (chunk * m.p2p_min_part_chunks) - 1e-9))
@@ -780,12 +783,10 @@ def _p2p_drain(c: _Ctx) -> FloatArray:
     whole part, if smaller) per batch, copied at the pace the receivers kept: the part's share of the
     link. Returns that idle time (s) for ranks in one domain, 0 across domains (NCCL chunks and splits
     network peers differently: P2P_NET_CHUNKSIZE, parts of at most one chunk)."""
-    xp = c.xp
-    m = c.m
-    n = c.n
+    xp, m, n = c.xp, c.m, c.n
     chans = float(m.channels)
     chunk = m.p2p_chunk_bytes
-    per_peer = xp.maximum(c.s / xp.maximum(n, 1.0), 1.0)
+    per_peer = _p2p_per_peer(c)
     per = _p2p_parts(c)
     part = xp.maximum(chunk * m.p2p_min_part_chunks, per_peer / per)
     parts = n * per  # the rank's own share is a part too (a local copy in the same batches)
@@ -802,9 +803,7 @@ def _p2p_copy_bw(c: _Ctx) -> FloatArray:
     send/recv kernel copy them (see ``NcclModel.p2p_channel_copy_bw``): busy channels x one CTA's copy
     rate x (n-1)/(2n-1), the NVLink bytes among the bytes a GPU's CTAs copy. ``inf`` where the
     architecture has no rate, for one rank, and for ranks across domains."""
-    xp = c.xp
-    m = c.m
-    n = c.n
+    xp, m, n = c.xp, c.m, c.n
     rate = m.p2p_channel_copy_bw.get(c.arch or "")
     if rate is None:
         return xp.asarray(xp.full(xp.shape(n), xp.inf))
@@ -812,8 +811,7 @@ def _p2p_copy_bw(c: _Ctx) -> FloatArray:
     # (channel.h ncclP2pChannelBaseForRound), so the n rounds' parts spread over every channel; below
     # one part per minimum part size (chunk / 8) a peer fills fewer, taken continuously so the time
     # never falls as the message grows
-    per_peer = xp.maximum(c.s / xp.maximum(n, 1.0), 1.0)
-    fill = xp.maximum(per_peer / (m.p2p_chunk_bytes * m.p2p_min_part_chunks), 1.0)
+    fill = xp.maximum(_p2p_per_peer(c) / (m.p2p_chunk_bytes * m.p2p_min_part_chunks), 1.0)
     busy = xp.minimum(n * xp.minimum(_p2p_parts(c), fill), float(m.channels))
     bw = busy * rate * (n - 1.0) / xp.maximum(2.0 * n - 1.0, 1.0)
     # one rank (only its own copy) or ranks across domains: no NVLink copy bound here
