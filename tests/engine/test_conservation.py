@@ -601,3 +601,33 @@ def test_zero3_shard_costs_16_bytes_per_parameter_beside_the_gathers() -> None:
     m = raw["memory"]
     states = float(m["weights"][0] + m["gradients"][0] + m["optimizer"][0])
     assert states / (float(raw["params_per_gpu"][0]) / 16) == pytest.approx(16.0, rel=1e-6)
+
+
+# ---------------------------------------------------------------- pipeline-unaligned parameter all-gathers
+
+
+def test_megatron_without_interleaving_pays_each_stages_parameter_gather_in_a_row() -> None:
+    """Megatron-Core aligns the distributed optimizer's parameter all-gather across pipeline stages only
+    with interleaving; without it each stage gathers in its first micro-batch's forward, after the stages
+    before it: pp exposed gathers on the warm-up's critical path instead of one (a framework with its own
+    pipeline code, or interleaving, pays one)."""
+    from dataclasses import replace
+
+    from wanka.catalog.software import PipelineSplits
+    from wanka.engine import Context
+    from wanka.engine.api import evaluate_batch
+
+    sc = _scenario(zero=1, tp=8, pp=8, dp=8, vpp=1, recompute="none")
+    ctx = make_context(sc)
+    assert ctx.splits.megatron
+    other = replace(ctx, splits=PipelineSplits(None, "a framework with its own pipeline code"))
+    pp = 8
+
+    def dp(c: Context, vpp: int) -> float:
+        st = Strategies.from_columns(tp=8, pp=pp, dp=8, vpp=vpp, zero=1, recompute=0, sp=True, micro_batch=1)
+        return float(evaluate_batch(c, st, 1.0).raw["breakdown"]["dp_comm"][0])
+
+    meg, own = dp(ctx, 1), dp(other, 1)
+    per_stage = (meg - own) / (pp - 1)  # the exposed gather of one stage, paid pp - 1 more times
+    assert 0.0 < per_stage <= own  # own = the reduce-scatter's exposure + one gather's
+    assert dp(ctx, 2) == dp(other, 2)  # interleaved: aligned gathers, one exposure either way

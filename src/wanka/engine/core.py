@@ -1522,7 +1522,17 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     t_ag = dp_both("all_gather", (ag_d, ag_e), bool(np.any(z >= 1)), "shard")
     t_rep = dp_both("all_reduce", grad_b, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
     dp_z0 = exposed(t_ar, win_b)
-    dp_z1 = exposed(t_rs, win_b) + exposed(t_ag, win_f)
+    # Megatron-Core aligns the distributed optimizer's parameter all-gather across pipeline stages only
+    # with interleaving (align_param_gather: Megatron-LM turns it off without interleaving, arguments.py;
+    # Megatron-Bridge sets it for pp > 1 with vpp > 1, comm_overlap.py): then the schedule dispatches
+    # every stage's gathers when the step starts, beside the warm-up. Without it a stage dispatches its
+    # first bucket in the forward pre-hook of its first micro-batch (param_and_grad_buffer.py
+    # finish_param_sync: "first AG bucket in first model chunk if ddp_config.align_param_gather is
+    # False"; distributed_data_parallel.py _make_forward_pre_hook), which it reaches only after the stages
+    # before it have run that micro-batch, so each stage's exposed gather sits on the warm-up's critical
+    # path: pp of them in a row. (Without overlap the gather runs in the optimizer step, all at once.)
+    unaligned = (pp > 1) & (v <= 1) & st.dp_overlap & ctx.splits.megatron
+    dp_z1 = exposed(t_rs, win_b) + exposed(t_ag, win_f) * np.where(unaligned, pp, 1.0)
     # ZeRO-2: a micro-batch's reduce-scatter runs on the communication stream while the next
     # micro-batch computes (DeepSpeed overlap_comm; FSDP's reduce-scatter stream), so it hides
     # behind one micro-batch's forward and backward
