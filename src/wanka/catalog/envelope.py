@@ -38,8 +38,10 @@ class Envelope:
     source: str  # the case's source line
     runs: int  # published runs with an MFU on this accelerator and precision class
 
-    def note(self, mfu: float) -> str:
-        """What an output says of a prediction ``mfu`` above this envelope."""
+    def above(self, mfu: float) -> str | None:
+        """What an output says of a prediction ``mfu`` above this envelope; None at or below it."""
+        if not mfu > self.mfu:
+            return None
         return (
             f"MFU {mfu:.1%} is above every published run wanka validates against on {self.accelerator} at "
             f"{self.precision} precision ({self.runs} with an MFU; the highest {self.mfu:.1%}, {self.case}: "
@@ -57,8 +59,7 @@ def precision_class(precision: str) -> str | None:
 def _table() -> dict[tuple[str, str], Envelope]:
     text = (resources.files("wanka") / "data" / "validation" / "public_runs.yaml").read_text("utf-8")
     data, _ = yamlio.parse(text, "public_runs.yaml (shipped)")
-    counts: dict[tuple[str, str], int] = {}
-    best: dict[tuple[str, str], Envelope] = {}
+    runs: dict[tuple[str, str], list[tuple[float, str, str]]] = {}
     for c in data.get("cases") or ():
         truth = c.get("truth") or {}
         mfu = truth.get("mfu")
@@ -69,11 +70,13 @@ def _table() -> dict[tuple[str, str], Envelope]:
             name = accelerator(str(c["hardware"]["gpu"])).name
         except CatalogError:
             continue
-        key = (name, cls)
-        counts[key] = counts.get(key, 0) + 1
-        if key not in best or mfu > best[key].mfu:
-            best[key] = Envelope(name, cls, float(mfu), str(c["id"]), " ".join(str(c.get("source", "")).split()), 0)
-    return {k: Envelope(e.accelerator, e.precision, e.mfu, e.case, e.source, counts[k]) for k, e in best.items()}
+        source = " ".join(str(c.get("source", "")).split())
+        runs.setdefault((name, cls), []).append((float(mfu), str(c["id"]), source))
+    out: dict[tuple[str, str], Envelope] = {}
+    for (name, cls), v in runs.items():
+        mfu, case, source = max(v, key=lambda r: r[0])  # the first run of the highest MFU
+        out[(name, cls)] = Envelope(name, cls, mfu, case, source, len(v))
+    return out
 
 
 def published_envelope(accelerator_name: str, precision: str) -> Envelope | None:
@@ -93,6 +96,4 @@ def envelope_note(accelerator_name: str, precision: str, mfu: float) -> str | No
     """The note for a predicted ``mfu`` above the published envelope; None at or below it, or where no
     published run on that accelerator and precision is known."""
     env = published_envelope(accelerator_name, precision)
-    if env is None or not mfu > env.mfu:
-        return None
-    return env.note(mfu)
+    return None if env is None else env.above(mfu)

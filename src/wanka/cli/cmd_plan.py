@@ -190,12 +190,12 @@ def plan(
 
     assert sc.training is not None
     env = published_envelope(sc.cluster.accelerator, sc.training.precision)
-    above = env.note(r.mfu) if env is not None and r.mfu > env.mfu else None
+    above = None if env is None else env.above(r.mfu)
     if json_out:
         d = plan_dict(sc, r, a.checkpoint)
         d["strategy_from"] = "wanka search (fastest)" if chosen else "scenario"
         # the highest MFU among the published runs on this accelerator and precision (None: none known)
-        d["published_mfu"] = None if env is None else {**asdict(env), "above": r.mfu > env.mfu}
+        d["published_mfu"] = None if env is None else {**asdict(env), "above": above is not None}
         emit_json(d)
         return
     print_plan(sc, r, a.checkpoint)
