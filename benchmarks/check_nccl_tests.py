@@ -150,6 +150,7 @@ def predict(row: dict[str, Any]) -> Row:
         scale_up_bw=acc.scale_up_bandwidth,
         scale_out_bw=gbps_to_bytes_per_s(row["nic_gbps"]),
         scale_up_reduction=bool(row.get("nvls", False)),
+        up_efficiency=acc.scale_up_link_efficiency,  # the link technology's measured share, as comm_group
         in_network_reduction=bool(row.get("sharp", False)),
         architecture=acc.architecture,
         nccl_version=row.get("nccl"),

@@ -137,6 +137,35 @@ def test_more_bandwidth_never_slows_any_strategy(job: tuple[Scenario, Strategies
     assert np.all(fast.step_time_s[ok] <= slow.step_time_s[ok] * (1 + 1e-9))
 
 
+def test_link_busy_times_use_the_link_efficiency_the_collectives_are_timed_with() -> None:
+    # a measured overlay (`wanka collective --calibrate`: cluster.scale_up / fabric link_efficiency) or the
+    # link technology's own share (catalog scale_up_link_efficiency, xGMI 0.712) times the collectives;
+    # the conservation bound charges each link's busy time at the same rate (it used the NVLink 0.80)
+    sc = _scenario(zero=1)
+    cl = sc.cluster
+    base = estimate_step(sc, require_fit=False).link_busy_s
+    half = cl.model_copy(
+        update={
+            "scale_up": cl.scale_up.model_copy(update={"link_efficiency": 0.4}),
+            "fabric": cl.fabric.model_copy(update={"link_efficiency": 0.46}),
+        }
+    )
+    slow = estimate_step(sc.model_copy(update={"cluster": half}), require_fit=False).link_busy_s
+    assert base["scale_up"]["tp"] > 0 and base["nic"]["dp"] > 0
+    assert slow["scale_up"]["tp"] == pytest.approx(2.0 * base["scale_up"]["tp"], rel=1e-9)
+    assert slow["nic"]["dp"] == pytest.approx(2.0 * base["nic"]["dp"], rel=1e-9)
+
+    # the same job on MI300X: its xGMI links at AMD's measured 0.712, busier than at NVLink's 0.80 by 0.80 / 0.712
+    def mi300x(eff: float | None) -> Scenario:
+        up = {} if eff is None else {"scale_up": {"link_efficiency": eff}}
+        cluster = {"accelerator": "MI300X", "nodes": 64, "fabric": {"nic_gbps_per_gpu": 200}, **up}
+        return parse_scenario({**sc.model_dump(mode="json", exclude_none=True), "cluster": cluster})
+
+    own = estimate_step(mi300x(None), require_fit=False).link_busy_s["scale_up"]["tp"]
+    nvlink_share = estimate_step(mi300x(0.8), require_fit=False).link_busy_s["scale_up"]["tp"]
+    assert own == pytest.approx(nvlink_share * 0.8 / 0.712, rel=1e-9)
+
+
 # ---------------------------------------------------------------- ZeRO semantics
 
 

@@ -54,17 +54,33 @@ def test_no_row_from_two_racks_is_worse_than_25_percent(rows) -> None:  # type: 
 
 def test_single_domain_rows_within_5_percent(rows) -> None:  # type: ignore[no-untyped-def]
     # the issue's target for one scale-up domain (8 to 72 GPUs, NVLink ring and NVLS, incl. 5 of 8 H100);
-    # all-to-all in one domain has its own bound below
+    # all-to-all in one domain has its own bound below, Infinity Fabric (MI300X, MI355X) its own test
     for r in rows:
-        if r.single_domain and not r.id.count("alltoall"):
+        if r.single_domain and not r.id.count("alltoall") and not r.id.startswith("mi3"):
             assert abs(r.error) <= 0.05, (r.id, r.error)
+
+
+def test_infinity_fabric_rows_use_the_measured_xgmi_link_efficiency(rows) -> None:  # type: ignore[no-untyped-def]
+    # AMD measures an xGMI link at 45-48 of its 64 GB/s and RCCL's 8-GPU all-reduce at 319 GB/s of 448
+    # (0.712, catalog scale_up_link_efficiency, set by mi300x-8g-allreduce-16g: a consistency check); the
+    # NVLink share (0.80) put that row at +12 % and MI355X's all-to-all at +17 / +18 %. With MI300X's
+    # share carried over, MI355X's held-out all-to-all is +4 / +5 % and its all-reduce -6 % (it reaches
+    # 0.757 of its links, above MI300X's 0.712; no per-link MI355X figure is published)
+    by_id = {r.id: r for r in rows}
+    assert by_id["mi300x-8g-allreduce-16g"].role == "fit"
+    assert abs(by_id["mi300x-8g-allreduce-16g"].error) <= 0.01
+    assert abs(by_id["mi300x-8g-allreduce-1g"].error) <= 0.02
+    mi355x = [r for r in rows if r.id.startswith("mi355x-8g-")]
+    assert len(mi355x) == 3 and all(r.role == "check" for r in mi355x)
+    for r in mi355x:
+        assert abs(r.error) <= 0.07, (r.id, r.error)
 
 
 def test_in_domain_all_to_all_known_gap_within_25_percent(rows) -> None:  # type: ignore[no-untyped-def]
     # 16 published all-to-alls inside one NVLink / xGMI domain (4 to 64 ranks, 0.5 to 16 GiB). With
     # NCCL's send/recv drain and its CTAs' copies modelled, the 64-rank GB200 / GB300 rows stay high
-    # (+4..+22 %: their fixed cost is not explained) and MI355X (RCCL, +17 %) is not modelled (see the
-    # yaml comment); none beyond 25 %, and their MAPE stays <= 7 % (5.9 %; 10.8 % before the copies)
+    # (+4..+22 %: their fixed cost is not explained); MI355X (RCCL) is +4 / +5 % on MI300X's measured
+    # xGMI link share; none beyond 25 %, and their MAPE stays <= 7 % (4.2 %; 10.8 % before the copies)
     a2a = [r for r in rows if r.single_domain and r.id.count("alltoall")]
     assert len(a2a) >= 16
     for r in a2a:

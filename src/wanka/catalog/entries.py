@@ -53,6 +53,13 @@ class AcceleratorEntry(_Entry):
     scale_up_gbytes_per_s_per_direction: float = Field(gt=0, description="per GPU, one direction, 10^9 B/s")
     scale_up_domains: list[PositiveInt] = Field(min_length=1)
     scale_up_link: str = ""
+    scale_up_link_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="large-message all-reduce bus bandwidth / scale-up link rate measured on this link "
+        "technology; None = the calibration's scale_up_efficiency (NVLink, DGX A100 / H100)",
+    )
     tdp_w: float = Field(gt=0)
     idle_w: float = Field(gt=0)
     matmul_fraction: float = Field(0.8, gt=0, le=1, description="achievable / peak on large GEMMs")
@@ -117,6 +124,8 @@ class Accelerator:
     fp8_gemm_any_layout: bool = False  # FP8 GEMMs in any operand layout (no transposed FP8 copy needed)
     host_link_bandwidth: float = PCIE5_X16_BYTES_PER_S  # GPU <-> host copies, one direction
     host_link_assumed: bool = True  # the catalog entry gives no host-link figure
+    # achieved all-reduce busbw / scale-up link rate on this link technology; None = the calibration's
+    scale_up_link_efficiency: float | None = None
 
     @classmethod
     def from_entry(cls, e: AcceleratorEntry) -> Accelerator:
@@ -151,6 +160,7 @@ class Accelerator:
                 else e.host_link_gbytes_per_s_per_direction * GIGA
             ),
             host_link_assumed=e.host_link_gbytes_per_s_per_direction is None,
+            scale_up_link_efficiency=e.scale_up_link_efficiency,
         )
 
     def peak(self, dtype: str) -> float:

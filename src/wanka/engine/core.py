@@ -116,14 +116,18 @@ def _link_time(
     if got is None:  # the group's own terms (``memo``: shared by the collectives of one group)
         n = np.asarray(group.size, dtype=float)
         a = np.minimum(np.asarray(group.per_domain, dtype=float), n)
-        up_bw = np.asarray(group.scale_up_bw, dtype=float) * cal.scale_up_efficiency  # the fabric's share
+        # the link efficiencies the collective model times the group with: a measured overlay or the
+        # link technology's own (CommGroup.up_efficiency / out_efficiency), else the calibration's
+        up_eff = cal.scale_up_efficiency if group.up_efficiency is None else group.up_efficiency
+        out_eff = cal.scale_out_efficiency if group.out_efficiency is None else group.out_efficiency
+        up_bw = np.asarray(group.scale_up_bw, dtype=float) * up_eff  # the fabric's share
         contention = np.maximum(1.0, np.asarray(group.scale_out_contention, dtype=float))
-        got = (group, n, a, n > a, up_bw, contention, n <= 1)
+        got = (group, n, a, n > a, up_bw, contention, n <= 1, out_eff)
         if memo is not None:
             memo[id(group)] = got
-    _, n, a, cross, up_bw, contention, single = got
+    _, n, a, cross, up_bw, contention, single, out_eff = got
     s = np.asarray(nbytes, dtype=float)
-    nic_bw = ctx.scale_out_bw * cal.scale_out_efficiency / contention
+    nic_bw = ctx.scale_out_bw * out_eff / contention
     if op == "all_to_all":
         dedup = np.asarray(group.remote_dedup, dtype=float)
         nic = (n - a) / n * s * dedup

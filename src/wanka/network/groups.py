@@ -152,7 +152,12 @@ def comm_group(
         scale_out_contention=contended if np.ndim(contended) else float(contended),
         in_network_reduction=sharp,
         scale_up_reduction=bool(cluster.scale_up.in_switch_reduction),
-        up_efficiency=cluster.scale_up.link_efficiency,
+        # a measured overlay (`wanka collective --calibrate`) first, then the link technology's own
+        up_efficiency=(
+            acc.scale_up_link_efficiency
+            if cluster.scale_up.link_efficiency is None
+            else cluster.scale_up.link_efficiency
+        ),
         out_efficiency=cluster.fabric.link_efficiency,
         nvls_efficiency=cluster.scale_up.nvls_efficiency,
         architecture=acc.architecture,

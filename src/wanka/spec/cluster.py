@@ -44,7 +44,8 @@ class ScaleUpSpec(Spec):
         gt=0,
         le=1.0,
         description="measured ring busbw / link rate inside the domain (wanka collective --calibrate); "
-        "None = calibration.SCALE_UP_EFFICIENCY",
+        "None = the accelerator's link technology (catalog scale_up_link_efficiency), else the "
+        "calibration's scale_up_efficiency",
     )
     nvls_efficiency: float | None = Field(
         None,
