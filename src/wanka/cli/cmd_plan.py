@@ -189,12 +189,13 @@ def plan(
     from wanka.catalog.envelope import published_envelope
 
     assert sc.training is not None
-    env = published_envelope(sc.cluster.accelerator, sc.training.precision)
+    env = published_envelope(sc.cluster.accelerator, sc.training.precision, r.gpus)
     above = None if env is None else env.above(r.mfu)
     if json_out:
         d = plan_dict(sc, r, a.checkpoint)
         d["strategy_from"] = "wanka search (fastest)" if chosen else "scenario"
-        # the highest MFU among the published runs on this accelerator and precision (None: none known)
+        # the highest MFU among the published runs on this accelerator and precision with at least this
+        # job's GPUs (None: none known)
         d["published_mfu"] = None if env is None else {**asdict(env), "above": above is not None}
         emit_json(d)
         return

@@ -178,7 +178,7 @@ class Strategies:
 
     def scalars(self, i: int = 0) -> Strategies:
         """Strategy ``i`` alone, its columns numpy scalars instead of arrays: the step model runs the
-        same code on it, through :mod:`wanka.engine.npx`'s scalar fast paths (one strategy costs
+        same code on it, through :mod:`wanka.npx`'s scalar fast paths (one strategy costs
         numpy's per-call overhead on every operation otherwise). ``len()`` and :meth:`row` need arrays."""
         return Strategies(**{f.name: getattr(self, f.name)[i] for f in fields(self)})
 

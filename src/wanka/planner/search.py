@@ -515,8 +515,8 @@ def search(
     if not ranked:
         notes.append("no feasible strategy: " + (", ".join(f"{k} ({v})" for k, v in rejected.items()) or "none"))
     elif scenario.training is not None:
-        # the best layout above every published run on this accelerator and precision says so
-        above = envelope_note(scenario.cluster.accelerator, scenario.training.precision, ranked[0].mfu)
+        # the best layout above every published run on this accelerator and precision at its scale says so
+        above = envelope_note(scenario.cluster.accelerator, scenario.training.precision, ranked[0].mfu, ranked[0].gpus)
         if above is not None:
             notes.append(f"#1: {above}")
     return SearchResult(

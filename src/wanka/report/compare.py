@@ -384,7 +384,7 @@ def _same_job(target: Scenario, source: Scenario, seed: int) -> SameJob:
         None if c is None else float(c.wall_clock_s.mean),
         None if c is None else float(c.ettr.mean),
         note,
-        envelope_note(s.cluster.accelerator, source.training.precision, step.mfu),
+        envelope_note(s.cluster.accelerator, source.training.precision, step.mfu, step.gpus),
     )
 
 

@@ -260,9 +260,9 @@ def assess(
             )
         if step is not None:
             notes += [Assumption("engine", a) for a in step.assumptions]
-            # a prediction above every published run on this accelerator and precision says so
+            # a prediction above every published run on this accelerator and precision at its scale says so
             assert s.training is not None
-            above = envelope_note(s.cluster.accelerator, s.training.precision, step.mfu)
+            above = envelope_note(s.cluster.accelerator, s.training.precision, step.mfu, step.gpus)
             if above is not None:
                 notes.append(Assumption("engine", above))
     campaign = None
