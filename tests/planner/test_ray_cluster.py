@@ -34,10 +34,19 @@ WANKA = BIN / "wanka"
 START_TIMEOUT_S = 90
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# ports `ray start` pre-selects unless told otherwise: the dashboard (8265), the dashboard agent's HTTP
+# server (52365) and the workers' range (10002-19999); a GCS port the OS hands out among them makes Ray
+# refuse to start ("trying to use a port number 52365 that is used by other components")
+_RAY_FIXED = frozenset({8265, 52365}) | frozenset(range(10002, 20000))
+
+
+def _free_port(avoid: frozenset[int] = frozenset()) -> int:
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _RAY_FIXED and port not in avoid:
+            return port
 
 
 def _env() -> dict[str, str]:
@@ -55,6 +64,7 @@ def ray_head() -> Iterator[str]:
     if not RAY.exists():
         pytest.skip(f"no ray command next to {sys.executable}")
     port = _free_port()
+    agent = _free_port(frozenset({port}))  # not 52365: another Ray on the machine may hold it
     tmp = tempfile.mkdtemp(prefix="wkray", dir="/tmp")  # short: Ray's socket paths must stay < 108 bytes
     log = open(Path(tmp) / "head.log", "w+b")  # noqa: SIM115 - closed in the teardown
     cmd = [
@@ -62,6 +72,7 @@ def ray_head() -> Iterator[str]:
         "start",
         "--head",
         f"--port={port}",
+        f"--dashboard-agent-listen-port={agent}",
         "--num-cpus=1",
         "--include-dashboard=false",
         "--node-ip-address=127.0.0.1",
