@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
@@ -105,7 +105,7 @@ def _table() -> tuple[dict[tuple[str, str], list[dict[str, Any]]], dict[str, str
 
 def _best(runs: list[dict[str, Any]], sources: dict[str, str], key: tuple[str, str], min_gpus: int) -> Envelope:
     pool = [r for r in runs if r["gpus"] >= min_gpus]
-    top = frontier(pool)[-1]  # the highest MFU (the fewest GPUs among ties)
+    top = frontier(pool)[-1]  # the highest MFU (the most GPUs among ties)
     return Envelope(
         key[0],
         key[1],
@@ -140,7 +140,7 @@ def published_envelope(accelerator_name: str, precision: str, gpus: int | None =
     # beyond every published run: compared with the largest ones
     env = _best(runs, sources, (name, cls), min(int(gpus), overall.largest))
     if overall.mfu > env.mfu:
-        env = Envelope(**{**env.__dict__, "overall": overall})
+        env = replace(env, overall=overall)
     return env
 
 
