@@ -39,7 +39,8 @@ def _published() -> list[tuple[str, str, int, float, str]]:
 
 def test_consistency_the_shipped_table_is_generated_from_the_published_files() -> None:
     """Consistency check: data/published_mfu.yaml is what benchmarks.published_mfu makes of the files today."""
-    assert (ROOT / "src" / "wanka" / "data" / TABLE).read_text(encoding="utf-8") == render(build())
+    current = (ROOT / "src" / "wanka" / "data" / TABLE).read_text(encoding="utf-8") == render(build())
+    assert current, "src/wanka/data/published_mfu.yaml is stale: run python -m benchmarks.published_mfu --write"
 
 
 def test_consistency_envelope_is_the_maximum_at_each_scale() -> None:
