@@ -257,14 +257,15 @@ def test_cta_copy_bound_only_inside_one_domain() -> None:
 @settings(max_examples=60, deadline=None)
 @given(n=st.sampled_from([2, 3, 4, 8, 16, 64, 72]), lo=st.floats(10, 34), step=st.floats(0, 2))
 def test_blackwell_in_domain_all_to_all_time_never_falls_as_bytes_grow(n: int, lo: float, step: float) -> None:
-    assert _blackwell_a2a(n, 2.0 ** (lo + step)) >= _blackwell_a2a(n, 2.0**lo)
+    # equal up to rounding where the time is flat in the bytes (a part's fixed drain dominates)
+    assert _blackwell_a2a(n, 2.0 ** (lo + step)) >= _blackwell_a2a(n, 2.0**lo) * (1 - 1e-12)
 
 
 @settings(max_examples=60, deadline=None)
 @given(n=st.sampled_from([2, 4, 8, 12, 16, 64, 72]), lo=st.floats(10, 34), step=st.floats(0, 2))
 def test_in_domain_all_to_all_time_never_falls_as_bytes_grow(n: int, lo: float, step: float) -> None:
     small, large = 2.0**lo, 2.0 ** (lo + step)
-    assert _in_domain_a2a(n, large) >= _in_domain_a2a(n, small)
+    assert _in_domain_a2a(n, large) >= _in_domain_a2a(n, small) * (1 - 1e-12)
 
 
 def test_in_domain_all_to_all_scalar_and_batch_paths_agree() -> None:
