@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from wanka.engine import StepResult, estimate_step, make_context
 from wanka.engine.context import Context
@@ -15,6 +17,13 @@ from wanka.spec import Scenario, load_model, parse_scenario
 from wanka.validate.cases import Case, case_scenario, load_cases
 
 NEMO_TABLES = Path(__file__).resolve().parents[1] / "benchmarks" / "extra_runs" / "nemo_perf_tables.yaml"
+
+# property tests draw the same examples on every run (CI runs with no example database): a property
+# that fails fails every time, on every machine, instead of once in a while; `HYPOTHESIS_PROFILE=explore`
+# draws fresh examples for a local search
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

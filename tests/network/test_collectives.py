@@ -64,7 +64,7 @@ def test_vectorised_matches_scalar() -> None:
 def test_time_never_falls_as_bytes_grow(op: str, n: int, per: int, a: float, b: float) -> None:
     g = CommGroup(size=float(n), per_domain=float(min(per, n)), scale_up_bw=450e9, scale_out_bw=50e9)
     lo, hi = sorted((a, b))
-    assert collective_time(op, hi, g).time_s >= collective_time(op, lo, g).time_s
+    assert collective_time(op, hi, g).time_s >= collective_time(op, lo, g).time_s * (1 - 1e-12)
 
 
 @settings(max_examples=40, deadline=None)
