@@ -170,3 +170,14 @@ def test_static_ecmp_slows_only_hashed_fabrics(rows) -> None:  # type: ignore[no
     assert ring.ecmp > tree.ecmp >= 1.0
     assert abs(ring.error) <= 0.25 and abs(tree.error) <= 0.05
     assert "top-of-rack" in ring.assumed  # the source publishes no fabric: the check says what it took
+
+
+def test_two_domain_all_to_all_rows_within_5_percent(rows) -> None:  # type: ignore[no-untyped-def]
+    # three independent two-domain all-to-alls (B300, 2 nodes over InfiniBand; GB200, 2 NVL72 racks; MI355X, 2
+    # nodes over RoCE), all held out, were 8-14 % slow at the many-domain share; at the point-to-point share
+    # they are within 5 %, while the three- to six-domain rows keep the measured all-to-all share
+    by_id = {r.id: r for r in rows}
+    for i in ("b300-2node-alltoall-8g", "gb200-2rack-alltoall-8g", "mi355x-2node-roce-alltoall-16g"):
+        assert by_id[i].role == "check" and abs(by_id[i].error) <= 0.05, (i, by_id[i].error)
+    for i in ("gb200-3rack-alltoall-8g", "mi355x-4node-roce-alltoall-16g", "h100-6node-alltoall"):
+        assert abs(by_id[i].error) <= 0.07, (i, by_id[i].error)

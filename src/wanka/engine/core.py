@@ -132,7 +132,8 @@ def _link_time(
         dedup = np.asarray(group.remote_dedup, dtype=float)
         nic = (n - a) / n * s * dedup
         up = (a - 1.0) / n * s + np.where(dedup < 1.0, (n - a) / n * s, 0.0)
-        nic_bw = ctx.scale_out_bw * cal.a2a_efficiency / contention
+        a2a_eff = np.where(n <= 2.0 * a, out_eff, cal.a2a_efficiency)  # two domains: point to point
+        nic_bw = ctx.scale_out_bw * a2a_eff / contention
     elif op == "send_recv":
         nic = np.where(cross, s, 0.0)
         up = np.where(cross, 0.0, s)

@@ -823,7 +823,10 @@ def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     # Each rank sends nbytes/n to every peer: (a-1)/n of its buffer over the scale-up links and
     # (n-a)/n over its NIC; the two proceed in parallel, so the slower one sets the time.
     n, a, s, up, out = c.n, xp.minimum(c.a, c.n), c.s, c.up, c.out
-    eff = g.cal.a2a_efficiency / g.cal.scale_out_efficiency
+    # across two domains the exchange is point to point: every NIC's traffic runs between the same
+    # two domains, at the NIC's ring-hop share (scale_out_efficiency); across more, many to many, at
+    # the measured all-to-all share (a2a_efficiency, fit on 6 nodes)
+    eff = xp.where(n <= 2.0 * a, 1.0, g.cal.a2a_efficiency / g.cal.scale_out_efficiency)
     dedup = xp.asarray(g.remote_dedup, dtype=float)
     # inside one domain NCCL's send/recv CTAs may copy slower than the links carry (_p2p_copy_bw)
     up = xp.minimum(up, _p2p_copy_bw(c))
