@@ -47,6 +47,7 @@ from wanka.engine.context import Context
 from wanka.engine.feasibility import cp_a2a_size
 from wanka.engine.strategies import Strategies
 from wanka.network import bus_factor, collective_time, comm_group
+from wanka.network.collectives import all_to_all_nic_share
 from wanka.workload import (
     Gemm,
     LayerKind,
@@ -132,8 +133,7 @@ def _link_time(
         dedup = np.asarray(group.remote_dedup, dtype=float)
         nic = (n - a) / n * s * dedup
         up = (a - 1.0) / n * s + np.where(dedup < 1.0, (n - a) / n * s, 0.0)
-        a2a_eff = np.where(n <= 2.0 * a, out_eff, cal.a2a_efficiency)  # two domains: point to point
-        nic_bw = ctx.scale_out_bw * a2a_eff / contention
+        nic_bw = nic_bw * all_to_all_nic_share(n, a, cal, np)  # two domains: point to point
     elif op == "send_recv":
         nic = np.where(cross, s, 0.0)
         up = np.where(cross, 0.0, s)

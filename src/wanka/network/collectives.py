@@ -818,15 +818,23 @@ def _p2p_copy_bw(c: _Ctx) -> FloatArray:
     return xp.asarray(xp.where((n > c.a) | (n <= 1.0), xp.inf, bw))
 
 
+def all_to_all_nic_share(n: Any, a: Any, cal: Calibration, xp: Any = np) -> Any:
+    """An all-to-all's NIC rate over the NIC's achieved point-to-point rate, for ``n`` ranks ``a`` per domain.
+
+    Across two domains the exchange is point to point: NCCL sends to one remote node per round
+    (init.cc p2pSchedule, node deltas in the outer loop), so however the channels drift no NIC hears
+    from two domains, and it runs at the NIC's ring-hop share (1). Across more, rounds that drift
+    apart overlap, many to many: the measured all-to-all share (``a2a_efficiency``, fit on 6 nodes)
+    over the ring-hop one (``scale_out_efficiency``)."""
+    return xp.where(n <= 2.0 * a, 1.0, cal.a2a_efficiency / cal.scale_out_efficiency)
+
+
 def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     xp = c.xp
     # Each rank sends nbytes/n to every peer: (a-1)/n of its buffer over the scale-up links and
     # (n-a)/n over its NIC; the two proceed in parallel, so the slower one sets the time.
     n, a, s, up, out = c.n, xp.minimum(c.a, c.n), c.s, c.up, c.out
-    # across two domains the exchange is point to point: every NIC's traffic runs between the same
-    # two domains, at the NIC's ring-hop share (scale_out_efficiency); across more, many to many, at
-    # the measured all-to-all share (a2a_efficiency, fit on 6 nodes)
-    eff = xp.where(n <= 2.0 * a, 1.0, g.cal.a2a_efficiency / g.cal.scale_out_efficiency)
+    eff = all_to_all_nic_share(n, a, g.cal, xp)
     dedup = xp.asarray(g.remote_dedup, dtype=float)
     # inside one domain NCCL's send/recv CTAs may copy slower than the links carry (_p2p_copy_bw)
     up = xp.minimum(up, _p2p_copy_bw(c))
