@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from wanka.catalog import accelerator
-from wanka.catalog.envelope import SCHEMA, TABLE, frontier, precision_class
+from wanka.catalog.envelope import SCHEMA, TABLE, by_key, frontier, precision_class
 from wanka.errors import CatalogError
 from wanka.validate.cases import load_cases
 
@@ -71,19 +71,12 @@ def build() -> dict[str, Any]:
     for f in sorted(EXTRA.glob("*.yaml")):
         runs += _runs(f, f"benchmarks/extra_runs/{f.name}")
     runs.sort(key=lambda r: (r["accelerator"], r["precision"], r["gpus"], -r["mfu"], r["case"]))
-    cited = {r["case"] for key_runs in _by_key(runs).values() for r in frontier(key_runs)}
+    cited = {r["case"] for key_runs in by_key(runs).values() for r in frontier(key_runs)}
     return {
         "schema": SCHEMA,
         "runs": [{k: r[k] for k in ("accelerator", "precision", "gpus", "mfu", "case", "file")} for r in runs],
         "sources": {r["case"]: r["source"] for r in runs if r["case"] in cited},
     }
-
-
-def _by_key(runs: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in runs:
-        out.setdefault((r["accelerator"], r["precision"]), []).append(r)
-    return out
 
 
 def render(table: dict[str, Any]) -> str:
@@ -97,11 +90,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="rewrite the shipped table")
     args = ap.parse_args()
-    text = render(build())
+    table = build()
+    text = render(table)
     shipped = ROOT.parent / "src" / "wanka" / "data" / TABLE
     if args.write:
         shipped.write_text(text, encoding="utf-8")
-        print(f"wrote {shipped} ({len(build()['runs'])} runs)")
+        print(f"wrote {shipped} ({len(table['runs'])} runs)")
         return
     current = shipped.exists() and shipped.read_text(encoding="utf-8") == text
     print(f"{shipped}: {'current' if current else 'out of date (run with --write)'}")

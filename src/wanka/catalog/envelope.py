@@ -19,7 +19,7 @@ the catalog) form one class, FP8 another. A run counts at a scale when it used a
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
@@ -93,14 +93,19 @@ def frontier(runs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return out
 
 
+def by_key(runs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Runs (``accelerator``, ``precision`` keys) grouped by (accelerator, precision class)."""
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in runs:
+        out.setdefault((str(r["accelerator"]), str(r["precision"])), []).append(dict(r))
+    return out
+
+
 @functools.cache
 def _table() -> tuple[dict[tuple[str, str], list[dict[str, Any]]], dict[str, str]]:
     text = (resources.files("wanka") / "data" / TABLE).read_text("utf-8")
     data, _ = yamlio.parse(text, f"{TABLE} (shipped)")
-    runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in data.get("runs") or ():
-        runs.setdefault((str(r["accelerator"]), str(r["precision"])), []).append(dict(r))
-    return runs, {str(k): str(v) for k, v in (data.get("sources") or {}).items()}
+    return by_key(data.get("runs") or ()), {str(k): str(v) for k, v in (data.get("sources") or {}).items()}
 
 
 def _best(runs: list[dict[str, Any]], sources: dict[str, str], key: tuple[str, str], min_gpus: int) -> Envelope:

@@ -63,7 +63,7 @@ class SameJob:
     ettr: float | None
     note: str | None = None
     # the published-envelope note when the job's MFU here is above every published run on this
-    # accelerator and precision (wanka.catalog.envelope)
+    # accelerator and precision with at least its GPUs (wanka.catalog.envelope)
     above_published: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
