@@ -90,6 +90,11 @@ def test_collective_flow_reports_both_routings(capsys: pytest.CaptureFixture[str
         (["collective", "--bytes", "lots"], "--bytes"),
         (["collective", "--routing", "spray"], "--routing"),
         (["collective", "--gpus", "0"], "--gpus"),
+        (["collective", "--algo", "bruck"], "--algo"),
+        (["collective", "--gpus", "64", "--no-sharp", "--algo", "CollNetChain"], "--algo"),  # needs SHARP
+        (["collective", "--gpus", "64", "--no-nvls", "--algo", "nvls_tree"], "--algo"),  # needs NVLS
+        (["collective", "--gpus", "8", "--algo", "tree"], "--algo"),  # one domain: no tree
+        (["collective", "--gpus", "64", "--op", "all_gather", "--algo", "tree"], "--algo"),
     ],
 )
 def test_collective_errors(argv: list[str], field: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -179,3 +184,18 @@ def test_collective_flow_at_131k_gpus(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["collective", "--scenario", str(sc), "--flow"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "65,536" in err and "larger switch" in err and "Q3400" in err
+
+
+def test_algo_forces_an_algorithm_by_wanka_or_nccl_name(capsys: pytest.CaptureFixture[str]) -> None:
+    # NCCL_ALGO=COLLNETCHAIN on 8 H100 nodes with SHARP (coreweave/nccl-tests, 2023): the forced chain is
+    # what runs, whatever NCCL's tuner would take (here NVLS + SHARP, faster), in the table and the sweep
+    base = ["collective", "--gpus", "64", "--bytes", "8G", "--sharp", "--json"]
+    auto = _json(capsys, base)
+    chain = _json(capsys, [*base, "--algo", "CollNetChain"])
+    assert auto["algorithm"] == "collnet" and chain["algorithm"] == "collnet_chain"
+    assert chain["time_s"] > auto["time_s"]
+    assert _json(capsys, [*base, "--algo", "collnet_chain"])["time_s"] == chain["time_s"]
+    sweep = _json(capsys, [*base, "--algo", "collnetchain", "--sweep", "--min-bytes", "512M", "--max-bytes", "8G"])
+    assert {r["algorithm"] for r in sweep["sweep"]["rows"]} == {"collnet_chain"}
+    ring = _json(capsys, [*base, "--algo", "Ring"])
+    assert ring["algorithm"] == "ring" and ring["time_s"] != chain["time_s"]

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 import yaml
 from rich.table import Table
@@ -16,7 +17,7 @@ from wanka.catalog import catalog
 from wanka.cli.app import app, console, emit_json, write_text_atomic
 from wanka.cli.lang import tr, tx
 from wanka.errors import SpecError
-from wanka.network.collectives import OPS, collective_time
+from wanka.network.collectives import ALGORITHMS, OPS, collective_time
 from wanka.network.flow import collective_traffic, simulate
 from wanka.network.groups import comm_group
 from wanka.network.nccl_tests import (
@@ -35,6 +36,22 @@ from wanka.units import format_bytes, format_duration, gbps_to_bytes_per_s
 __all__: list[str] = []
 
 DEFAULT_ACCELERATOR = "H100-SXM5-80GB"
+# NCCL_ALGO's names (src/enqueue.cc ncclAlgoStr, case-insensitive) and wanka's own
+_NCCL_ALGO = {"collnetdirect": "collnet", "collnetchain": "collnet_chain", "nvlstree": "nvls_tree"}
+
+
+def _algorithm(text: str) -> str:
+    """``--algo``: auto, one of wanka's algorithm names, or NCCL_ALGO's (Ring, Tree, CollNetDirect,
+    CollNetChain, NVLS, NVLSTree, PAT)."""
+    key = text.strip().lower()
+    name = _NCCL_ALGO.get(key, key)
+    if name != "auto" and name not in ALGORITHMS:
+        raise SpecError(
+            f"= {text!r}: must be auto, one of {', '.join(ALGORITHMS)}, or an NCCL_ALGO name "
+            "(Ring, Tree, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT)",
+            field="--algo",
+        )
+    return name
 
 
 def _default_cluster(gpus: int) -> ClusterSpec:
@@ -114,6 +131,16 @@ def _print_nccl_table(rows: list[dict[str, Any]], algos: tuple[str, ...], protos
     console.print(tab)
 
 
+def _check_algorithm(algorithm: str, op: str, g: Any) -> None:
+    """A forced algorithm whose hardware the group lacks: say which switch turns it on."""
+    if algorithm in ("collnet", "collnet_chain") and not g.in_network_reduction:
+        raise SpecError(f"= {algorithm}: CollNet needs fabric SHARP (--sharp)", field="--algo")
+    if algorithm in ("nvls", "nvls_tree") and not g.scale_up_reduction:
+        raise SpecError(f"= {algorithm}: needs NVLink SHARP in the scale-up domain (--nvls)", field="--algo")
+    if algorithm in ("collnet", "collnet_chain", "tree", "nvls_tree") and op != "all_reduce":
+        raise SpecError(f"= {algorithm}: NCCL runs it for all_reduce only, not {op}", field="--algo")
+
+
 @app.command("collective")
 def collective_cmd(
     op: Annotated[str, typer.Option("--op", help=f"one of {', '.join(OPS)}")] = "all_reduce",
@@ -159,6 +186,14 @@ def collective_cmd(
     out: Annotated[
         Path | None, typer.Option("--out", help="overlay file for --calibrate (default: LOG.calibration.yaml)")
     ] = None,
+    algo: Annotated[
+        str,
+        typer.Option(
+            "--algo",
+            help="force an algorithm as NCCL_ALGO does: ring, tree, nvls, nvls_tree, collnet (CollNetDirect), "
+            "collnet_chain (CollNetChain), pat, hierarchical; NCCL's names too; default: the cheapest (NCCL's tuner)",
+        ),
+    ] = "auto",
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Time, algbw and busbw of one collective as nccl-tests prints them; --flow adds ECMP vs adaptive
@@ -176,6 +211,7 @@ def collective_cmd(
         if not 0 < sizes_b[name] <= 2**40:
             raise SpecError(f"= {text!r}: must be between 1 B and 1 TiB", field=name)
     size_b = sizes_b["--bytes"]
+    algorithm = _algorithm(algo)
     if routing not in (None, "ecmp", "adaptive"):
         raise SpecError(f"= {routing!r}: must be ecmp or adaptive", field="--routing")
     if not 1 <= qps <= 64:
@@ -216,7 +252,18 @@ def collective_cmd(
     if log is not None:
         _calibrate(log, op, g, calibrate, out, scenario, cluster, json_out)
         return
-    r = collective_time(op, size_b, g)
+    _check_algorithm(algorithm, op, g)
+    try:
+        r = collective_time(op, size_b, g, algorithm)
+    except ValueError as e:
+        raise SpecError(str(e).removeprefix("algorithm "), field="--algo") from None
+    if not np.isfinite(float(np.max(r.time_s))):
+        need = (
+            "one rank per scale-up domain"
+            if algorithm == "pat"
+            else f"ranks in several scale-up domains (these {n:,} sit in one)"
+        )
+        raise SpecError(f"= {algo!r}: NCCL runs {algorithm} with {need}; {g.per_domain:g} per domain", field="--algo")
     result: dict[str, Any] = {
         "cluster": cluster.name,
         "default_cluster": default,
@@ -235,7 +282,7 @@ def collective_cmd(
         traffic = collective_traffic(t, op, size_b, n, stride, placement, seed, qps)
         for rt in (routing,) if routing else ("ecmp", "adaptive"):
             res = simulate(t, traffic, rt, seed)
-            adj = collective_time(op, size_b, replace(g, scale_out_contention=max(1.0, res.slowdown)))
+            adj = collective_time(op, size_b, replace(g, scale_out_contention=max(1.0, res.slowdown)), algorithm)
             flows[rt] = {**res.to_dict(), "time_with_contention_s": adj.time_s, "busbw_with_contention": adj.busbw}
         result["flow"] = {"placement": placement, "qps": qps, "seed": seed, "traffic_level": traffic.level, **flows}
     sw = None
@@ -244,7 +291,7 @@ def collective_cmd(
             grid = message_sizes(sizes_b["--min-bytes"], sizes_b["--max-bytes"], step_factor)
         except ValueError as e:
             raise SpecError(str(e), field="--min-bytes/--max-bytes/--step-factor") from None
-        sw = collective_sweep(op, g, grid)
+        sw = collective_sweep(op, g, grid, algorithm=algorithm)
         result["sweep"] = sw.to_dict()
         result["sweep"]["nccl_tests"] = _nccl_rows(op, sw.sizes, sw.time_s, sw.algbw, sw.busbw, n, dtype)
     if json_out:

@@ -27,6 +27,8 @@ nvls_tree       max(S/nvls(a), c_k·S/(a·out), S/cap): NVLS inside, tree      N
                 per-channel NVLS-tree cap (Hopper 57.7/45.5 GB/s, Blackwell
                 96/80 GB/s for 2/more nodes); fills two NVLS pipelines
 collnet         max(intra, S/(a·out)) / 0.85: IB SHARP reduces in the switch  base + aggregation tree
+collnet_chain   max(2(a-1)/a·S/up, S/(nics·out)): a chain a channel          2(a-1)·intra + inter
+                up to the head's NIC and SHARP and back; + chain fill
 pat             (n-1)/n·S / (0.75·out), one rank per domain (AG/RS)          8 + log2 k·inter/3.5 + 2.8n
 hierarchical    reduce-scatter + shard all-reduce + all-gather, *summed*     (not pipelined; on request)
 ==============  ===========================================================  =========================
@@ -81,7 +83,7 @@ __all__ = [
 Op = Literal["all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv"]
 OPS: tuple[str, ...] = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv")
 PROTOCOLS: tuple[str, ...] = ("LL", "LL128", "Simple")
-ALGORITHMS: tuple[str, ...] = ("ring", "tree", "nvls", "nvls_tree", "collnet", "pat", "hierarchical")
+ALGORITHMS: tuple[str, ...] = ("ring", "tree", "nvls", "nvls_tree", "collnet", "collnet_chain", "pat", "hierarchical")
 Num = float | npt.NDArray[np.float64]
 FloatArray = npt.NDArray[np.float64]
 # bytes one NCCL send/recv CTA copies a second on sm100 (NcclModel.p2p_channel_copy_bw), fit on
@@ -126,6 +128,7 @@ class NcclModel:
             "ring": _t(6.6, 14.0, 8.4),
             "tree": _t(6.8, 14.0, 8.4),
             "collnet": _t(0, 0, 0),
+            "collnet_chain": _t(0, 0, 0),
             "nvls": _t(0, 0, 0),
             "nvls_tree": _t(0, 0, 0),
             "pat": _t(0, 0, 0),
@@ -136,6 +139,7 @@ class NcclModel:
             "ring": _t(0.6, 1.9, 3.4),
             "tree": _t(0.6, 1.25, 4.0),
             "collnet": _t(0, 0, 3.7),
+            "collnet_chain": _t(0, 0, 2.8),
             "nvls": _t(0, 0, 25.0),
             "nvls_tree": _t(0, 0, 25.0),
         }
@@ -149,6 +153,7 @@ class NcclModel:
             "ring": (default_calibration().scale_out_latency_s,) * 3,
             "tree": (default_calibration().scale_out_latency_s,) * 3,
             "collnet": _t(0, 0, 31.0),
+            "collnet_chain": _t(0, 0, 30.0),
             "nvls": _t(0, 0, 18.0),
             "nvls_tree": _t(0, 0, 14.0),
         }
@@ -161,6 +166,7 @@ class NcclModel:
     tree_factor: float = 0.92  # busBw * .92 for Tree all-reduce
     tree_ll_factor: float = 1.0 / 3.8
     collnet_factor: float = 0.85  # CollNet Direct on sm90+
+    collnet_chain_chunk_bytes: float = 256 * 1024  # CollNet chain's largest chunk (enqueue.cc)
     pat_factor: float = 0.75
     channels: int = 32  # NCCL_MAX_NCHANNELS default on sm90+
     # fewest bytes one channel takes before NCCL drops a channel (threads x per-thread threshold)
@@ -724,6 +730,40 @@ def _collnet(c: _Ctx, nvls: bool) -> FloatArray:
     return xp.asarray(xp.where(c.k > 1, c.s * per_byte + lat, xp.inf))
 
 
+def _collnet_chain_chunk(c: _Ctx) -> FloatArray:
+    """NCCL's CollNet-chain chunk (enqueue.cc, 2.18-2.27): 256 KiB, halved while each channel gets fewer
+    than depth x 64 (down to 128 KiB), depth x 8 (64 KiB) and depth (32 KiB) chunks; depth = ranks per
+    domain (``collnetChain.depth = nRanks / nNodes``, connect.cc); channels as :func:`_channels` uses."""
+    xp = c.xp
+    used = xp.clip(c.s / c.m.channel_min_bytes[2], 1.0, float(c.m.channels))
+    chunk = xp.asarray(c.m.collnet_chain_chunk_bytes)
+    for times, floor in ((64.0, 131072.0), (8.0, 65536.0), (1.0, 32768.0)):
+        # each of NCCL's three halving loops starts above its floor by one halving at most
+        short = (c.s / (used * chunk) < c.a * times) & (chunk > floor)
+        chunk = xp.where(short, chunk / 2.0, chunk)
+    return xp.asarray(xp.minimum(chunk, c.s / used))
+
+
+def _collnet_chain(c: _Ctx) -> FloatArray:
+    """CollNet chain (NCCL_ALGO=CollNetChain; all_reduce.h): per channel the domain's ranks form a chain
+    whose head is a rank with a NIC; the partial sums climb the chain, the head's go to the switch
+    (IB SHARP) and the result comes back down it. A middle rank receives and sends every byte on the
+    way up and again on the way down, the head and the tail once each way; the channels' heads rotate
+    over the NICs, so a GPU's NVLink carries 2(a-1)/a of the buffer each way and each of the ``nics``
+    heads' NICs 1/nics of it. NCCL's tuner applies no CollNet-Direct factor to the chain (tuning.cc).
+
+    Fill: a middle rank's link, the busiest, is idle until the first chunk has climbed to it and again
+    while its last chunk goes up to the switch and back down past it: about 2a sends of one chunk at
+    the channel's share of the link (a send is not slowed by the other pass while that pass is idle)."""
+    xp = c.xp
+    m = c.m
+    per_byte = xp.maximum(2.0 * (c.a - 1.0) / c.a / c.up, 1.0 / (c.nics * c.out)) / _channels(c, 2)
+    used = xp.clip(c.s / m.channel_min_bytes[2], 1.0, float(m.channels))
+    fill = 2.0 * c.a * _collnet_chain_chunk(c) * used / (c.up * _channels(c, 2))
+    lat = m.base["collnet_chain"][2] + 2.0 * (c.a - 1.0) * m.nvlink["collnet_chain"][2] + m.net["collnet_chain"][2]
+    return xp.asarray(xp.where(c.k > 1, c.s * per_byte + fill + lat, xp.inf))
+
+
 def _pat(c: _Ctx) -> FloatArray:
     xp = c.xp
     m = c.m
@@ -894,6 +934,7 @@ def _candidates(op: str, c: _Ctx, group: CommGroup, *, prune: bool) -> dict[tupl
                 out[("nvls_tree", "Simple")] = _nvls_tree(c)
         if group.in_network_reduction and multi:
             out[("collnet", "Simple")] = _collnet(c, group.scale_up_reduction)
+            out[("collnet_chain", "Simple")] = _collnet_chain(c)
     elif not prune or bool(xp.any((c.a <= 1) & (c.k > 1))):
         out[("pat", "Simple")] = _pat(c)
     return out

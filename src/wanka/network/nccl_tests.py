@@ -94,10 +94,12 @@ def collective_sweep(
     sizes: npt.ArrayLike | None = None,
     *,
     in_network_reduction: bool | None = None,
+    algorithm: str = "auto",
 ) -> CollectiveSweep:
     """The nccl-tests table of ``op`` on ``group`` (default sizes 8 B .. 8 GiB by 2x).
 
-    ``in_network_reduction`` switches SHARP/NVLS on or off (default: the group's own setting).
+    ``in_network_reduction`` switches SHARP/NVLS on or off (default: the group's own setting);
+    ``algorithm`` forces one of :data:`~wanka.network.collectives.ALGORITHMS` (NCCL_ALGO), else NCCL's choice.
 
     >>> g = CommGroup(size=8, per_domain=8, scale_up_bw=300e9, scale_out_bw=25e9)
     >>> round(collective_sweep("all_reduce", g).peak_busbw / 1e9)   # DGX A100 NVLink, GB/s
@@ -110,7 +112,7 @@ def collective_sweep(
     if in_network_reduction is not None:
         group = replace(group, in_network_reduction=in_network_reduction)
     s = message_sizes() if sizes is None else np.asarray(sizes, dtype=float).ravel()
-    r = collective_time(op, s, group)
+    r = collective_time(op, s, group, algorithm)
     t = np.broadcast_to(np.asarray(r.time_s, dtype=float), s.shape)
     algos = r.algorithms or (r.algorithm,) * s.size
     protos = r.protocols or (r.protocol,) * s.size
