@@ -35,7 +35,7 @@ from scipy.optimize import least_squares
 from wanka.calibration import Calibration, calibration_info, default_calibration
 from wanka.engine import Context, Strategies, evaluate_batch, make_context
 from wanka.validate.cases import case_scenario, load_cases
-from wanka.validate.run import _candidates, choose
+from wanka.validate.run import _candidates, _why_none, choose
 
 RESULTS = Path(__file__).resolve().parent / "results" / "calibration.json"
 
@@ -95,7 +95,7 @@ def family(case_id: str) -> str:
 
 
 def prepare() -> tuple[list[Case], list[str]]:
-    """Steady-state public cases with at least one layout that fits; and the ids left out."""
+    """Steady-state public cases with at least one valid layout that fits; and the ids left out."""
     cases, _ = load_cases()
     out, skipped = [], []
     for c in cases:
@@ -104,9 +104,10 @@ def prepare() -> tuple[list[Case], list[str]]:
         sc, unknown = case_scenario(c)
         ctx = make_context(sc)
         st = _candidates(sc, unknown)
-        ok = evaluate_batch(ctx, st, 1.0).reason == -1
+        res = evaluate_batch(ctx, st, 1.0)
+        ok = res.reason == -1
         if not ok.any():
-            skipped.append(c.id)
+            skipped.append(f"{c.id} ({_why_none(res, ctx.hbm_bytes)})")
             continue
         idx = np.flatnonzero(ok)
         sub = Strategies(**{k: getattr(st, k)[idx] for k in st.__dataclass_fields__})
@@ -288,7 +289,7 @@ def main() -> None:
     t0 = time.time()
     cases, skipped = prepare()
     if skipped:
-        print(f"not fitted (no layout fits in HBM): {', '.join(skipped)}")
+        print("not fitted (the engine predicts no layout of theirs):\n  " + "\n  ".join(skipped))
     if args.cv:
         held: dict[str, dict[str, float]] = {}
         for k in (args.folds, 0):
