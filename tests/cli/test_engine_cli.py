@@ -68,3 +68,12 @@ def test_plan_without_a_strategy_uses_the_fastest_search_result(tmp_path: Path, 
     s = d["strategy"]
     assert d["strategy_from"].startswith("wanka search")
     assert s["tp"] * s["pp"] * s["dp"] * s["cp"] == 64 and d["memory_bytes"]["fits"]
+
+
+def test_validate_names_each_case_it_does_not_predict_and_why(capsys) -> None:  # type: ignore[no-untyped-def]
+    # one public case needs more HBM than any of its layouts has; another's published batch (1538 sequences)
+    # does not divide by its dp 12: each is named with its own reason, not counted under one label
+    assert main(["validate"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no layout fits in HBM" in out and "megatron2021_t2_zero3_529B_640gpu" in out
+    assert "gpt_neox_20b: infeasible" in out and "divisible by dp" in out

@@ -82,13 +82,21 @@ def validate(
                 f"实测值落在区间内的有 {inside} 个（{inside / banded:.0%}）",
             )
         )
-    nofit = sum(1 for c in rep.cases if c.error and "no layout fits" in c.error)
+    nofit = [c.id for c in rep.cases if c.error and "no layout fits" in c.error]
     if nofit:
         console.print(
             tr(
-                f"{nofit} cases not predicted: no layout fits in HBM (the memory limit is never relaxed)",
-                f"{nofit} 个案例未预测：没有布局能装入显存（显存上限从不放宽）",
-            )
+                f"not predicted, no layout fits in HBM (the memory limit is never relaxed): {', '.join(nofit)}",
+                f"未预测，没有布局能装入显存（显存上限从不放宽）：{', '.join(nofit)}",
+            ),
+            markup=False,
+        )
+    # a case whose published layout breaks a structural rule (e.g. a batch that does not divide by dp)
+    invalid = [(c.id, c.error) for c in rep.cases if c.error and c.error.startswith("infeasible")]
+    for cid, why in invalid:
+        console.print(
+            tr(f"not predicted, {cid}: {why}", f"未预测，{cid}：{why}"),
+            markup=False,
         )
     if rep.campaign_mape is not None:
         console.print(f"{tx('campaign')}: MAPE {rep.campaign_mape:.1%}")
