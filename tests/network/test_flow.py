@@ -101,6 +101,30 @@ def test_equivalence_classes_give_the_leaf_pair_solvers_answer(rails: int, size:
     assert b.ideal_time_s == pytest.approx(a.ideal_time_s, rel=1e-9)
 
 
+@pytest.mark.parametrize("rails", [8, 1])
+@pytest.mark.parametrize("size", [None, 64])
+def test_leaf_to_pod_matrix_same_by_product_and_by_join(rails: int, size: int | None) -> None:
+    # few columns take a dense product for the leaf-to-pod sub-flow matrix, many the sort-merge join:
+    # the two must give the same traffic (whole-number counts: exactly)
+    import numpy as np
+
+    import wanka.network.flow as fl
+
+    t = _tree(4096, tiers=3, radix=32, gpn=8, rails=rails)
+    dense = collective_traffic(t, "all_to_all", 2**28, size=size, aggregate="class")
+    old = fl._DENSE_CELLS
+    try:
+        fl._DENSE_CELLS = 0
+        join = collective_traffic(t, "all_to_all", 2**28, size=size, aggregate="class")
+    finally:
+        fl._DENSE_CELLS = old
+    for name in ("src", "dst", "count"):
+        assert np.array_equal(getattr(dense, name), getattr(join, name)), name
+    for side in ("src_spread", "dst_spread"):
+        for x, y in zip(getattr(dense, side), getattr(join, side), strict=True):
+            assert np.array_equal(x, y), side
+
+
 def test_class_aggregation_keeps_131k_gpus_small() -> None:
     t = _tree(131_072, tiers=3, radix=128, gpn=8, rails=8)
     tr = collective_traffic(t, "all_to_all", 2**28)

@@ -198,6 +198,10 @@ def _sum_by(keys: IntArray, w: FloatArray) -> tuple[IntArray, FloatArray]:
     return u, np.asarray(np.bincount(inv, weights=w), dtype=float)
 
 
+# leaves x columns below which _class_traffic forms its leaf-to-pod matrix as a dense product (8 MiB of float64)
+_DENSE_CELLS = 1 << 20
+
+
 def _class_traffic(
     t: Topology, e_leaf: IntArray, e_col: IntArray, e_cnt: FloatArray, active: IntArray, per: float, qps: int
 ) -> Traffic:
@@ -212,11 +216,21 @@ def _class_traffic(
     # C_pod[P, column] and T[x, Q] = sub-flows from leaf x to the ranks of pod Q (same column)
     ck, cw = _sum_by(pod_of[e_leaf] * ncol + e_col, e_cnt)
     c_pod, c_col = ck // ncol, ck % ncol
-    i, j = _join(e_col, c_col)
-    tk, tw = _sum_by(e_leaf[i] * pods + c_pod[j], e_cnt[i] * cw[j])
-    flat = np.zeros(nl * pods)
-    flat[tk] = tw
-    tl = flat.reshape(nl, pods)
+    if nl * ncol <= _DENSE_CELLS:
+        # few columns (one communicator over the cluster): T = C C_pod^T as a dense product, whose size is
+        # leaves x pods, instead of a join of leaves x pods x columns rows sorted by key; counts are whole
+        # numbers, so both give the same T exactly
+        c = np.zeros((nl, ncol))
+        c[e_leaf, e_col] = e_cnt
+        cp = np.zeros((pods, ncol))
+        cp[c_pod, c_col] = cw
+        tl = c @ cp.T
+    else:
+        i, j = _join(e_col, c_col)
+        tk, tw = _sum_by(e_leaf[i] * pods + c_pod[j], e_cnt[i] * cw[j])
+        flat = np.zeros(nl * pods)
+        flat[tk] = tw
+        tl = flat.reshape(nl, pods)
     sq = np.bincount(e_leaf, weights=e_cnt**2, minlength=nl)  # sub-flows between ranks of one leaf
     own = sq - active  # ... less each rank's message to itself
     between = tl[np.arange(nl), pod_of] - sq  # to the other leaves of the leaf's pod
