@@ -758,8 +758,8 @@ def _collnet_chain(c: _Ctx) -> FloatArray:
     xp = c.xp
     m = c.m
     per_byte = xp.maximum(2.0 * (c.a - 1.0) / c.a / c.up, 1.0 / (c.nics * c.out)) / _channels(c, 2)
-    used = xp.clip(c.s / m.channel_min_bytes[2], 1.0, float(m.channels))
-    fill = 2.0 * c.a * _collnet_chain_chunk(c) * used / (c.up * _channels(c, 2))
+    # a channel moves 1/channels of the link (fewer channels in use: less bandwidth, as _channels has it)
+    fill = 2.0 * c.a * _collnet_chain_chunk(c) * float(m.channels) / c.up
     lat = m.base["collnet_chain"][2] + 2.0 * (c.a - 1.0) * m.nvlink["collnet_chain"][2] + m.net["collnet_chain"][2]
     return xp.asarray(xp.where(c.k > 1, c.s * per_byte + fill + lat, xp.inf))
 
