@@ -175,6 +175,42 @@ def test_calibrate_recovers_a_known_nic_efficiency(tmp_path: Path, capsys: pytes
     assert "exists" in capsys.readouterr().err
 
 
+def test_calibrate_a_log_of_a_forced_algorithm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dataclasses import replace
+
+    from wanka.cli.cmd_collective import _default_cluster
+    from wanka.network.collectives import collective_time
+    from wanka.network.groups import comm_group
+
+    # NCCL_ALGO=RING on 2 NVLS nodes whose NICs reach 75% of line rate: NCCL's own choice there is the NVLS
+    # tree, so only a fit told the log's algorithm (--algo ring) recovers the NIC's share
+    g = replace(comm_group(_default_cluster(16), 16, 1), out_efficiency=0.75)
+    lines = ["# Collective test starting: all_reduce_perf"]
+    lines += [
+        f"#  Rank {r:2d} Group  0 Pid {100 + r} on node{r // 8} device {r % 8} [0x1b] NVIDIA H100" for r in range(16)
+    ]
+    lines.append(
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong"
+    )
+    for s in (2**28, 2**30, 2**33):
+        r = collective_time("all_reduce", float(s), g, "ring")
+        t, a, b = float(r.time_s) * 1e6, float(r.algbw) / 1e9, float(r.busbw) / 1e9
+        lines.append(
+            f"  {s:>12d} {s // 4:>12d}     float     sum      -1 {t:8.1f} {a:7.2f} {b:7.2f}      0"
+            f" {t:8.1f} {a:7.2f} {b:7.2f}      0"
+        )
+    log = tmp_path / "ring.log"
+    log.write_text("\n".join(lines) + "\n")
+    ring = _json(
+        capsys, ["collective", "--calibrate", str(log), "--algo", "Ring", "--out", str(tmp_path / "a.yaml"), "--json"]
+    )
+    auto = _json(capsys, ["collective", "--calibrate", str(log), "--out", str(tmp_path / "b.yaml"), "--json"])
+    assert ring["value"] == pytest.approx(0.75, abs=0.005) and ring["mape_after"] < 0.01
+    assert abs(auto["value"] - 0.75) > 0.05  # fitted through the NVLS tree, the share comes out wrong
+    assert main(["collective", "--calibrate", str(log), "--algo", "pat", "--out", str(tmp_path / "c.yaml")]) == 2
+
+
 def test_collective_flow_at_131k_gpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = _json(capsys, ["collective", "--op", "all_to_all", "--bytes", "256M", "--gpus", "131072", "--flow", "--json"])
     assert d["flow"]["traffic_level"] == "class" and d["flow"]["ecmp"]["slowdown"] >= 1.0

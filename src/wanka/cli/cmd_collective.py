@@ -191,7 +191,8 @@ def collective_cmd(
         typer.Option(
             "--algo",
             help="force an algorithm as NCCL_ALGO does: ring, tree, nvls, nvls_tree, collnet (CollNetDirect), "
-            "collnet_chain (CollNetChain), pat, hierarchical; NCCL's names too; default: the cheapest (NCCL's tuner)",
+            "collnet_chain (CollNetChain), pat, hierarchical; NCCL's names too; default: the cheapest (NCCL's tuner). "
+            "With --calibrate: the algorithm the log's run forced",
         ),
     ] = "auto",
     json_out: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
@@ -249,10 +250,10 @@ def collective_cmd(
         g = replace(g, in_network_reduction=sharp)
     if nvls is not None:
         g = replace(g, scale_up_reduction=nvls)
-    if log is not None:
-        _calibrate(log, op, g, calibrate, out, scenario, cluster, json_out)
-        return
     _check_algorithm(algorithm, op, g)
+    if log is not None:
+        _calibrate(log, op, g, calibrate, out, scenario, cluster, json_out, algorithm)
+        return
     try:
         r = collective_time(op, size_b, g, algorithm)
     except ValueError as e:
@@ -363,9 +364,13 @@ def _calibrate(
     scenario: str | None,
     cluster: ClusterSpec,
     json_out: bool,
+    algorithm: str = "auto",
 ) -> None:
     assert path is not None
-    cal = fit_link_efficiency(log, op, g)
+    try:
+        cal = fit_link_efficiency(log, op, g, algorithm=algorithm)
+    except ValueError as e:
+        raise SpecError(str(e).removeprefix("algorithm "), field="--algo") from None
     target = out or path.with_name(path.stem + ".calibration.yaml")
     if target.exists():
         raise SpecError(f"= {str(target)!r} exists; choose another --out (nothing is overwritten)", field="--out")

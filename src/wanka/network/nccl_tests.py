@@ -253,16 +253,19 @@ class Calibration:
         return out
 
 
-def fit_link_efficiency(log: NcclLog, op: str, group: CommGroup, *, min_bytes: float = 64 * 2**20) -> Calibration:
+def fit_link_efficiency(
+    log: NcclLog, op: str, group: CommGroup, *, min_bytes: float = 64 * 2**20, algorithm: str = "auto"
+) -> Calibration:
     """Fit the efficiency of the link that bounds ``op`` on ``group`` to the log's busbw (rows of at least
     ``min_bytes``: the bandwidth regime): the NIC's (``fabric.link_efficiency``) when the group spans
     domains, else NVLS's (``scale_up.nvls_efficiency``) when the model runs NVLS, else NVLink's. Least squares
-    on log busbw over a grid of 0.05..1.0, then a finer one around the best."""
+    on log busbw over a grid of 0.05..1.0, then a finer one around the best. ``algorithm``: the one the log's
+    run forced (``NCCL_ALGO``), else NCCL's choice."""
     keep = log.sizes >= min_bytes
     if not keep.any():
         keep = log.sizes >= log.sizes.max()
     s, meas = log.sizes[keep], log.busbw[keep]
-    base = collective_time(op, s, group)
+    base = collective_time(op, s, group, algorithm)
     spans = float(np.max(group.domains)) > 1
     if spans:
         attr, fieldname = "out_efficiency", "cluster.fabric.link_efficiency"
@@ -279,7 +282,7 @@ def fit_link_efficiency(log: NcclLog, op: str, group: CommGroup, *, min_bytes: f
         return replace(group, up_efficiency=e)
 
     def err(e: float) -> float:
-        b = np.asarray(collective_time(op, s, with_eff(e)).busbw, dtype=float)
+        b = np.asarray(collective_time(op, s, with_eff(e), algorithm).busbw, dtype=float)
         return float(np.sum(np.log(b / meas) ** 2))
 
     grid = np.linspace(0.05, 1.0, 96)
@@ -290,5 +293,5 @@ def fit_link_efficiency(log: NcclLog, op: str, group: CommGroup, *, min_bytes: f
     def mape(b: Any) -> float:
         return float(np.mean(np.abs(np.asarray(b, dtype=float) / meas - 1.0)))
 
-    after = collective_time(op, s, with_eff(best)).busbw
+    after = collective_time(op, s, with_eff(best), algorithm).busbw
     return Calibration(fieldname, best, int(s.size), mape(base.busbw), mape(after))
