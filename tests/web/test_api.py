@@ -98,6 +98,15 @@ def test_collective(client: Any) -> None:
     assert d["busbw_bytes_per_s"] == pytest.approx(d["algbw_bytes_per_s"] * 2 * 63 / 64, rel=1e-9)
     assert client.post("/api/collective", json={"op": "gossip", "gpus": 8}).status_code == 422
     assert client.post("/api/collective", json={"bytes": 1e30}).status_code == 422
+    # a forced algorithm (NCCL_ALGO): by wanka's or NCCL's name; one the group cannot run is a 4xx naming it
+    ring = client.post("/api/collective", json={"gpus": 64, "algorithm": "Ring"})
+    tree = client.post("/api/collective", json={"gpus": 64, "algorithm": "tree"})
+    assert ring.status_code == tree.status_code == 200
+    assert (ring.json()["algorithm"], tree.json()["algorithm"]) == ("ring", "tree")
+    assert ring.json()["time_s"] != tree.json()["time_s"]
+    for bad in ({"gpus": 64, "algorithm": "CollNetChain"}, {"gpus": 8, "algorithm": "tree"}, {"algorithm": "bruck"}):
+        r = client.post("/api/collective", json=bad)
+        assert r.status_code == 422 and "algorithm" in r.text, bad
 
 
 def test_presets_catalog_model_import(client: Any) -> None:

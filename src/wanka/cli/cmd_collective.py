@@ -17,7 +17,7 @@ from wanka.catalog import catalog
 from wanka.cli.app import app, console, emit_json, write_text_atomic
 from wanka.cli.lang import tr, tx
 from wanka.errors import SpecError
-from wanka.network.collectives import ALGORITHMS, OPS, collective_time
+from wanka.network.collectives import OPS, algorithm_name, collective_time, forced_algorithm_problem
 from wanka.network.flow import collective_traffic, simulate
 from wanka.network.groups import comm_group
 from wanka.network.nccl_tests import (
@@ -36,22 +36,14 @@ from wanka.units import format_bytes, format_duration, gbps_to_bytes_per_s
 __all__: list[str] = []
 
 DEFAULT_ACCELERATOR = "H100-SXM5-80GB"
-# NCCL_ALGO's names (src/enqueue.cc ncclAlgoStr, case-insensitive) and wanka's own
-_NCCL_ALGO = {"collnetdirect": "collnet", "collnetchain": "collnet_chain", "nvlstree": "nvls_tree"}
 
 
 def _algorithm(text: str) -> str:
-    """``--algo``: auto, one of wanka's algorithm names, or NCCL_ALGO's (Ring, Tree, CollNetDirect,
-    CollNetChain, NVLS, NVLSTree, PAT)."""
-    key = text.strip().lower()
-    name = _NCCL_ALGO.get(key, key)
-    if name != "auto" and name not in ALGORITHMS:
-        raise SpecError(
-            f"= {text!r}: must be auto, one of {', '.join(ALGORITHMS)}, or an NCCL_ALGO name "
-            "(Ring, Tree, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT)",
-            field="--algo",
-        )
-    return name
+    """``--algo``: auto, one of wanka's algorithm names, or NCCL_ALGO's."""
+    try:
+        return algorithm_name(text)
+    except ValueError as e:
+        raise SpecError(str(e), field="--algo") from None
 
 
 def _default_cluster(gpus: int) -> ClusterSpec:
@@ -132,13 +124,11 @@ def _print_nccl_table(rows: list[dict[str, Any]], algos: tuple[str, ...], protos
 
 
 def _check_algorithm(algorithm: str, op: str, g: Any) -> None:
-    """A forced algorithm whose hardware the group lacks: say which switch turns it on."""
-    if algorithm in ("collnet", "collnet_chain") and not g.in_network_reduction:
-        raise SpecError(f"= {algorithm}: CollNet needs fabric SHARP (--sharp)", field="--algo")
-    if algorithm in ("nvls", "nvls_tree") and not g.scale_up_reduction:
-        raise SpecError(f"= {algorithm}: needs NVLink SHARP in the scale-up domain (--nvls)", field="--algo")
-    if algorithm in ("collnet", "collnet_chain", "tree", "nvls_tree") and op != "all_reduce":
-        raise SpecError(f"= {algorithm}: NCCL runs it for all_reduce only, not {op}", field="--algo")
+    """A forced algorithm the group cannot run: say which switch turns it on."""
+    problem = forced_algorithm_problem(algorithm, op, g)
+    if problem is not None:
+        flag = " (--sharp)" if "CollNet" in problem else " (--nvls)" if "NVLS" in problem else ""
+        raise SpecError(problem + flag, field="--algo")
 
 
 @app.command("collective")

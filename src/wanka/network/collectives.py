@@ -69,15 +69,18 @@ from wanka.calibration import Calibration, default_calibration
 
 __all__ = [
     "ALGORITHMS",
+    "NCCL_ALGO_NAMES",
     "OPS",
     "PROTOCOLS",
     "CollectiveResult",
     "CommGroup",
     "NcclModel",
     "Op",
+    "algorithm_name",
     "bus_factor",
     "collective_candidates",
     "collective_time",
+    "forced_algorithm_problem",
 ]
 
 Op = Literal["all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv"]
@@ -938,6 +941,34 @@ def _candidates(op: str, c: _Ctx, group: CommGroup, *, prune: bool) -> dict[tupl
     elif not prune or bool(xp.any((c.a <= 1) & (c.k > 1))):
         out[("pat", "Simple")] = _pat(c)
     return out
+
+
+# NCCL_ALGO's names (src/enqueue.cc ncclAlgoStr, case-insensitive) for wanka's
+NCCL_ALGO_NAMES = {"collnetdirect": "collnet", "collnetchain": "collnet_chain", "nvlstree": "nvls_tree"}
+
+
+def algorithm_name(text: str) -> str:
+    """``auto``, one of :data:`ALGORITHMS`, or NCCL_ALGO's name for one (Ring, Tree, CollNetDirect,
+    CollNetChain, NVLS, NVLSTree, PAT), as wanka names it; ValueError for anything else."""
+    key = str(text).strip().lower()
+    name = NCCL_ALGO_NAMES.get(key, key)
+    if name != "auto" and name not in ALGORITHMS:
+        raise ValueError(
+            f"= {str(text)[:40]!r}: must be auto, one of {', '.join(ALGORITHMS)}, or an NCCL_ALGO name "
+            "(Ring, Tree, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT)"
+        )
+    return name
+
+
+def forced_algorithm_problem(algorithm: str, op: str, group: CommGroup) -> str | None:
+    """Why ``group`` cannot run ``op`` with the forced ``algorithm`` (the switch that turns it on), or None."""
+    if algorithm in ("collnet", "collnet_chain") and not group.in_network_reduction:
+        return f"= {algorithm}: CollNet needs fabric SHARP (in-network reduction)"
+    if algorithm in ("nvls", "nvls_tree") and not group.scale_up_reduction:
+        return f"= {algorithm}: needs NVLink SHARP (NVLS) in the scale-up domain"
+    if algorithm in ("collnet", "collnet_chain", "tree", "nvls_tree") and op != "all_reduce":
+        return f"= {algorithm}: NCCL runs it for all_reduce only, not {op}"
+    return None
 
 
 def _model_for(group: CommGroup) -> NcclModel:

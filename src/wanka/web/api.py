@@ -65,6 +65,12 @@ class CollectiveIn(_In):
     gpus: int = Field(8, ge=1, le=2_000_000)
     stride: int = Field(1, ge=1, le=1024)
     scenario: ScenarioRef | None = Field(None, description="preset or inline scenario; default DGX-H100-like")
+    algorithm: str = Field(
+        "auto",
+        max_length=40,
+        description="force an algorithm as NCCL_ALGO does (ring, tree, nvls, nvls_tree, collnet, collnet_chain, "
+        "pat, hierarchical, or NCCL's names); auto: NCCL's tuner",
+    )
 
 
 class CompareIn(_In):
@@ -154,7 +160,7 @@ async def search(body: SearchIn) -> dict[str, Any]:
 @router.post("/collective", summary="One collective's time, algbw, busbw (nccl-tests conventions)")
 async def collective(body: CollectiveIn) -> dict[str, Any]:
     def run() -> dict[str, Any]:
-        from wanka.network.collectives import collective_time
+        from wanka.network.collectives import algorithm_name, collective_time, forced_algorithm_problem
         from wanka.network.groups import comm_group
         from wanka.spec import ClusterSpec, FabricSpec
 
@@ -176,7 +182,21 @@ async def collective(body: CollectiveIn) -> dict[str, Any]:
                 field="gpus",
             )
         g = comm_group(cluster, body.gpus, body.stride)
-        r = collective_time(body.op, body.bytes, g)
+        try:
+            algorithm = algorithm_name(body.algorithm)
+        except ValueError as e:
+            raise SpecError(str(e), field="algorithm") from None
+        problem = forced_algorithm_problem(algorithm, body.op, g)
+        if problem is not None:
+            raise SpecError(problem, field="algorithm")
+        try:
+            r = collective_time(body.op, body.bytes, g, algorithm)
+        except ValueError as e:
+            raise SpecError(str(e).removeprefix("algorithm "), field="algorithm") from None
+        if not math.isfinite(float(r.time_s)):
+            raise SpecError(
+                f"= {algorithm}: NCCL cannot run it on this group ({g.per_domain:g} per domain)", field="algorithm"
+            )
         return {"cluster": cluster.name, **r.to_dict(), "per_domain": g.per_domain}
 
     return await offload(run)
