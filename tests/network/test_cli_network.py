@@ -139,33 +139,40 @@ def test_sharp_and_nvls_toggle_what_they_say(capsys: pytest.CaptureFixture[str])
     assert "InfiniBand" in capsys.readouterr().err  # fabric SHARP on a RoCE fabric is refused, not ignored
 
 
-def test_calibrate_recovers_a_known_nic_efficiency(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _nccl_log(path: Path, ranks: int, efficiency: float, sizes: tuple[int, ...], algorithm: str = "auto") -> Path:
+    """An all_reduce_perf log of ``ranks`` ranks on the DGX-H100-like default cluster whose NICs reach
+    ``efficiency`` of line rate, synthesised from the model with ``algorithm``."""
     from dataclasses import replace
 
     from wanka.cli.cmd_collective import _default_cluster
     from wanka.network.collectives import collective_time
     from wanka.network.groups import comm_group
-    from wanka.spec import load_scenario
 
-    # an nccl-tests log of 4 nodes whose NICs reach 80% of line rate (synthesised from the model)
-    g = replace(comm_group(_default_cluster(32), 32, 1), out_efficiency=0.80)
-    lines = ["# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor)"]
+    g = replace(comm_group(_default_cluster(ranks), ranks, 1), out_efficiency=efficiency)
+    lines = ["# Collective test starting: all_reduce_perf", "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592"]
     lines += [
-        f"#  Rank {r:2d} Group  0 Pid {100 + r} on node{r // 8} device {r % 8} [0x1b] NVIDIA H100" for r in range(32)
+        f"#  Rank {r:2d} Group  0 Pid {100 + r} on node{r // 8} device {r % 8} [0x1b] NVIDIA H100" for r in range(ranks)
     ]
     lines.append(
         "#       size         count      type   redop    root     time   algbw   busbw #wrong"
         "     time   algbw   busbw #wrong"
     )
-    for s in (2**26, 2**28, 2**30, 2**33):
-        r = collective_time("all_reduce", float(s), g)
+    for s in sizes:
+        r = collective_time("all_reduce", float(s), g, algorithm)
         t, a, b = float(r.time_s) * 1e6, float(r.algbw) / 1e9, float(r.busbw) / 1e9
         lines.append(
             f"  {s:>12d} {s // 4:>12d}     float     sum      -1 {t:8.1f} {a:7.2f} {b:7.2f}      0"
             f" {t:8.1f} {a:7.2f} {b:7.2f}      0"
         )
-    log = tmp_path / "all_reduce_perf.log"
-    log.write_text("\n".join(["# Collective test starting: all_reduce_perf", *lines]) + "\n")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_calibrate_recovers_a_known_nic_efficiency(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from wanka.spec import load_scenario
+
+    # an nccl-tests log of 4 nodes whose NICs reach 80% of line rate (synthesised from the model)
+    log = _nccl_log(tmp_path / "all_reduce_perf.log", 32, 0.80, (2**26, 2**28, 2**30, 2**33))
     d = _json(capsys, ["collective", "--calibrate", str(log), "--json"])
     assert d["ranks"] == 32 and d["hosts"] == 4 and d["field"] == "cluster.fabric.link_efficiency"
     assert d["value"] == pytest.approx(0.80, abs=0.005) and d["mape_after"] < 0.01 < d["mape_before"]
@@ -176,32 +183,9 @@ def test_calibrate_recovers_a_known_nic_efficiency(tmp_path: Path, capsys: pytes
 
 
 def test_calibrate_a_log_of_a_forced_algorithm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from dataclasses import replace
-
-    from wanka.cli.cmd_collective import _default_cluster
-    from wanka.network.collectives import collective_time
-    from wanka.network.groups import comm_group
-
     # NCCL_ALGO=RING on 2 NVLS nodes whose NICs reach 75% of line rate: NCCL's own choice there is the NVLS
     # tree, so only a fit told the log's algorithm (--algo ring) recovers the NIC's share
-    g = replace(comm_group(_default_cluster(16), 16, 1), out_efficiency=0.75)
-    lines = ["# Collective test starting: all_reduce_perf"]
-    lines += [
-        f"#  Rank {r:2d} Group  0 Pid {100 + r} on node{r // 8} device {r % 8} [0x1b] NVIDIA H100" for r in range(16)
-    ]
-    lines.append(
-        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
-        "     time   algbw   busbw #wrong"
-    )
-    for s in (2**28, 2**30, 2**33):
-        r = collective_time("all_reduce", float(s), g, "ring")
-        t, a, b = float(r.time_s) * 1e6, float(r.algbw) / 1e9, float(r.busbw) / 1e9
-        lines.append(
-            f"  {s:>12d} {s // 4:>12d}     float     sum      -1 {t:8.1f} {a:7.2f} {b:7.2f}      0"
-            f" {t:8.1f} {a:7.2f} {b:7.2f}      0"
-        )
-    log = tmp_path / "ring.log"
-    log.write_text("\n".join(lines) + "\n")
+    log = _nccl_log(tmp_path / "ring.log", 16, 0.75, (2**28, 2**30, 2**33), "ring")
     ring = _json(
         capsys, ["collective", "--calibrate", str(log), "--algo", "Ring", "--out", str(tmp_path / "a.yaml"), "--json"]
     )
