@@ -94,6 +94,7 @@ def test_collective_flow_reports_both_routings(capsys: pytest.CaptureFixture[str
         (["collective", "--gpus", "64", "--no-sharp", "--algo", "CollNetChain"], "--algo"),  # needs SHARP
         (["collective", "--gpus", "64", "--no-nvls", "--algo", "nvls_tree"], "--algo"),  # needs NVLS
         (["collective", "--gpus", "8", "--algo", "tree"], "--algo"),  # one domain: no tree
+        (["collective", "--gpus", "64", "--algo", "nvls"], "--algo"),  # NVLS alone stays in one domain
         (["collective", "--gpus", "64", "--op", "all_gather", "--algo", "tree"], "--algo"),
     ],
 )

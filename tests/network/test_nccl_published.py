@@ -200,3 +200,31 @@ def test_collnet_chain_rows_and_its_nvlink_bound(rows) -> None:  # type: ignore[
     t = float(collective_time("all_reduce", s, g, "collnet_chain").time_s)
     up = 450e9 * default_calibration().scale_up_efficiency
     assert t == pytest.approx(s * 2 * 7 / 8 / up, rel=0.02)
+
+
+def test_forced_algorithm_rule_matches_what_the_model_can_time() -> None:
+    # forced_algorithm_problem is the one answer the CLI and the API give to NCCL_ALGO: whatever it lets
+    # through (and collective_time accepts) has a finite time, and whatever it refuses is infinite or absent
+    import math
+
+    from wanka.network.collectives import ALGORITHMS, OPS, forced_algorithm_problem
+
+    allowed = refused = 0
+    for size, per_domain in ((8, 8), (64, 8), (64, 1), (8, 1)):
+        for sharp in (False, True):
+            for nvls in (False, True):
+                g = CommGroup(size, per_domain, 450e9, 50e9, in_network_reduction=sharp, scale_up_reduction=nvls)
+                for op in OPS:
+                    for algo in ALGORITHMS:
+                        try:
+                            t = float(collective_time(op, 2.0**30, g, algo).time_s)
+                        except ValueError:
+                            continue  # not a candidate for this op at all: collective_time says so
+                        problem = forced_algorithm_problem(algo, op, g)
+                        if problem is None:
+                            allowed += 1
+                            assert math.isfinite(t), (size, per_domain, sharp, nvls, op, algo)
+                        else:
+                            refused += 1
+                            assert not math.isfinite(t), (size, per_domain, sharp, nvls, op, algo, problem)
+    assert allowed >= 100 and refused >= 20

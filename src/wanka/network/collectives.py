@@ -968,6 +968,15 @@ def forced_algorithm_problem(algorithm: str, op: str, group: CommGroup) -> str |
         return f"= {algorithm}: needs NVLink SHARP (NVLS) in the scale-up domain"
     if algorithm in ("collnet", "collnet_chain", "tree", "nvls_tree") and op != "all_reduce":
         return f"= {algorithm}: NCCL runs it for all_reduce only, not {op}"
+    # where the candidates are infinite (_candidates): across domains only, inside one only, one rank a domain
+    a = float(np.min(np.minimum(group.per_domain, np.maximum(group.size, 1))))
+    k = float(np.max(group.domains))
+    if algorithm in ("collnet", "collnet_chain", "tree", "nvls_tree") and k <= 1:
+        return f"= {algorithm}: NCCL runs it across scale-up domains; these ranks sit in one ({a:g} per domain)"
+    if algorithm == "nvls" and k > 1:
+        return "= nvls: NCCL runs it inside one scale-up domain (across domains: nvls_tree)"
+    if algorithm == "pat" and (a > 1 or k <= 1):
+        return f"= pat: NCCL runs it with one rank in each of several scale-up domains ({a:g} per domain)"
     return None
 
 
