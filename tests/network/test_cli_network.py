@@ -83,6 +83,13 @@ def test_collective_flow_reports_both_routings(capsys: pytest.CaptureFixture[str
     assert "hottest" in capsys.readouterr().out
 
 
+def test_collective_flow_inside_one_domain_says_no_fabric_traffic(capsys: pytest.CaptureFixture[str]) -> None:
+    # four ranks of one 8-GPU node: nothing crosses the fabric, so no table of zeros and empty hot links
+    assert main(["collective", "--op", "all_to_all", "--gpus", "4", "--flow"]) == 0
+    out = capsys.readouterr().out
+    assert "no fabric traffic" in out and "hottest" not in out
+
+
 @pytest.mark.parametrize(
     ("argv", "field"),
     [

@@ -307,7 +307,14 @@ def collective_cmd(
         _print_nccl_table(result["sweep"]["nccl_tests"], sw.algorithm, sw.protocol or ("",) * sw.sizes.size)
     else:
         _print_nccl_table(result["nccl_tests"], (r.algorithm,), (r.protocol,))
-    if flows:
+    if flows and traffic.flows == 0:
+        console.print(
+            tr(
+                "flow level: no fabric traffic (every rank of each group sits in one scale-up domain)",
+                "流级仿真：无网络流量（每组所有 rank 都在同一个超节点互联域内）",
+            )
+        )
+    elif flows:
         tab = Table(
             show_header=True,
             header_style="bold",
