@@ -169,3 +169,12 @@ def test_a_cluster_without_a_job_is_a_clear_error() -> None:
 
     with pytest.raises(SpecError, match="training job"):
         search(parse_scenario({"cluster": {"accelerator": "H100-SXM5-80GB", "nodes": 2}}))
+
+
+def test_a_search_that_times_nothing_names_what_dropped_every_layout() -> None:
+    """405B on 7 GPUs: every shape falls to a shape rule or to memory before any is timed, and the
+    note names those rules with their counts instead of 'none'."""
+    res = search(load_scenario("llama3-405b-16k-h100-54d"), gpus=[7])
+    assert res.top == () and res.evaluated == 0
+    (note,) = [n for n in res.notes if n.startswith("no feasible strategy")]
+    assert "tp does not divide n_heads" in note and "does not fit in HBM" in note and "none" not in note

@@ -513,7 +513,15 @@ def search(
     first = ranked[0] if ranked else None
     ranked = [_with(c, reason=explain(c, first, objective)) for c in ranked]
     if not ranked:
-        notes.append("no feasible strategy: " + (", ".join(f"{k} ({v})" for k, v in rejected.items()) or "none"))
+        if not rejected:  # nothing reached the timing: say what the enumeration dropped, and why
+            for cnt in counts.values():
+                for k, v in cnt.shapes_pruned.items():
+                    rejected[k] = rejected.get(k, 0) + v
+            no_fit = sum(cnt.shapes_no_fit for cnt in counts.values())
+            if no_fit:
+                rejected["does not fit in HBM even at micro-batch 1 with full recompute"] = no_fit
+        why = ", ".join(f"{k} ({v})" for k, v in rejected.items()) or "no layout of these GPUs to try"
+        notes.append("no feasible strategy: " + why)
     elif scenario.training is not None:
         # the best layout above every published run on this accelerator and precision at its scale says so
         above = envelope_note(scenario.cluster.accelerator, scenario.training.precision, ranked[0].mfu, ranked[0].gpus)
