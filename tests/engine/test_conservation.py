@@ -660,3 +660,37 @@ def test_megatron_without_interleaving_pays_each_stages_parameter_gather_in_a_ro
     per_stage = (meg - own) / (pp - 1)  # the exposed gather of one stage, paid pp - 1 more times
     assert 0.0 < per_stage <= own  # own = the reduce-scatter's exposure + one gather's
     assert dp(ctx, 2) == dp(other, 2)  # interleaved: aligned gathers, one exposure either way
+
+
+def test_the_embedding_bucket_shows_whole_at_the_end_of_the_backward_and_the_start_of_the_forward() -> None:
+    """Megatron-Core never splits a parameter between DDP buckets, so the word embedding (the first stage's
+    last gradient and first gathered parameter) forms a bucket of its own size that cannot overlap: with
+    the contention floor off and a backward far longer than the collectives, what stays exposed is that
+    bucket's reduce-scatter and all-gather. Doubling the vocabulary doubles it; without the mechanism the
+    last bucket is one 40M-parameter bucket whatever the vocabulary."""
+    from dataclasses import replace
+
+    from wanka.calibration import default_calibration
+    from wanka.spec import load_model
+
+    cal = replace(default_calibration(), dp_exposed_floor=0.0, comm_sm_share=0.0)
+    base = load_model("llama3-8b").model_dump(mode="json", exclude_none=True)
+
+    def dp_exposed(vocab: int) -> float:
+        sc = parse_scenario(
+            {
+                "name": "emb",
+                "cluster": {"accelerator": "H100", "nodes": 8, "fabric": {"nic_gbps_per_gpu": 400}},
+                "model": {**base, "name": f"v{vocab}", "vocab": vocab},
+                "training": {"global_batch_seqs": 2048, "micro_batch": 1, "seq_len": 4096},
+                "parallel": {"tp": 1, "pp": 1, "dp": 64, "cp": 1, "zero": 1, "recompute": "full"},
+            }
+        )
+        return estimate_step(sc, require_fit=False, cal=cal).breakdown["dp_comm"]
+
+    small, large = dp_exposed(128_256), dp_exposed(256_512)
+    # 525M and 1.05B embedding parameters against 64M-parameter buckets (max(40M, 1M x dp))
+    assert large == pytest.approx(2.0 * small, rel=0.1)
+    # and no faster than the embedding's 4 B gradients and 2 B parameters cross a node's eight 400 Gb/s NICs
+    emb = 128_256 * 4096
+    assert small >= emb * (4 + 2) * 63 / 64 / (8 * 50e9)

@@ -1513,10 +1513,22 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     win_b = bwd_mb / v * spread
     win_f = cm.t_fwd / v * spread
 
-    def exposed(t: Arr, window: Arr, floor: float = c.dp_exposed_floor) -> Arr:
-        # overlapped buckets hide behind the window; the last bucket (and a floor share for
-        # stream contention) always shows
-        return np.asarray(np.where(st.dp_overlap, np.maximum(np.maximum(floor * t, t / nb_dense), t - window), t))
+    # Megatron-Core never splits a parameter between buckets: it walks the parameters in backward order and
+    # closes a bucket once it holds bucket_size elements (distributed/param_and_grad_buffer.py), so the
+    # word embedding, the first parameter of the first stage's forward and its last gradient, sits whole
+    # in that stage's last gradient bucket and in its first gathered one. Its reduce-scatter can start only
+    # when that backward ends, and the forward cannot start before its gather: both show in full.
+    emb_local = np.asarray(float(ctx.params.embedding) / sh.tp)
+
+    def last_bucket(op: str, nbytes_per_param: float | Arr, kind: str) -> Arr:
+        group, n = (gr["dp"], pr.dpc) if kind == "full" else (gr["shard"], pr.g)
+        return dp_op(op, np.maximum(emb_local, 1.0), nbytes_per_param, group, n)
+
+    def exposed(t: Arr, window: Arr, floor: float = c.dp_exposed_floor, last: Arr | float = 0.0) -> Arr:
+        # overlapped buckets hide behind the window; the last bucket (at least the embedding's) and a
+        # floor share for stream contention always show
+        tail = np.maximum(t / nb_dense, np.minimum(last, t))
+        return np.asarray(np.where(st.dp_overlap, np.maximum(np.maximum(floor * t, tail), t - window), t))
 
     if ctx.training.optimizer == "muon":
         return _layer_wise_dp(st, sh, pr, dp_both, exposed, win_b, grad_b)
@@ -1526,7 +1538,9 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     ag_d, ag_e = param_gather_bytes(ctx, st, pr)
     t_ag = dp_both("all_gather", (ag_d, ag_e), bool(np.any(z >= 1)), "shard")
     t_rep = dp_both("all_reduce", grad_b, bool(np.any(pr.hybrid)), "rep", 1.0 / pr.g)
-    dp_z0 = exposed(t_ar, win_b)
+    dp_z0 = exposed(t_ar, win_b, last=last_bucket("all_reduce", grad_b, "full") if np.any(z == 0) else 0.0)
+    emb_rs = last_bucket("reduce_scatter", grad_b, "shard") if np.any(z >= 1) else 0.0
+    emb_ag = last_bucket("all_gather", PARAM_BYTES, "shard") if np.any(z >= 1) else 0.0
     # Megatron-Core aligns the distributed optimizer's parameter all-gather across pipeline stages only
     # with interleaving (align_param_gather: Megatron-LM turns it off without interleaving, arguments.py;
     # Megatron-Bridge sets it for pp > 1 with vpp > 1, comm_overlap.py): then the schedule dispatches
@@ -1537,7 +1551,7 @@ def data_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Para
     # before it have run that micro-batch, so each stage's exposed gather sits on the warm-up's critical
     # path: pp of them in a row. (Without overlap the gather runs in the optimizer step, all at once.)
     unaligned = (pp > 1) & (v <= 1) & st.dp_overlap & ctx.splits.megatron
-    dp_z1 = exposed(t_rs, win_b) + exposed(t_ag, win_f) * np.where(unaligned, pp, 1.0)
+    dp_z1 = exposed(t_rs, win_b, last=emb_rs) + exposed(t_ag, win_f, last=emb_ag) * np.where(unaligned, pp, 1.0)
     # ZeRO-2: a micro-batch's reduce-scatter runs on the communication stream while the next
     # micro-batch computes (DeepSpeed overlap_comm; FSDP's reduce-scatter stream), so it hides
     # behind one micro-batch's forward and backward
