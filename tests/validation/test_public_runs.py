@@ -17,7 +17,8 @@ IN_SAMPLE_MAPE = 0.08
 # nemo2608_qwen3_30b_a3b_gb200_fp8mx_8g (EP 8 over two GB200 trays, a row that states none of its preset's
 # MoE switches) from -24.8 % to -25.4 %; -25.3 % after the refit that followed; 0.26 until the refit that
 # followed the two-domain all-to-all (stop 22; ep_overlap_hidden 0.305 -> 0.214) put that row at -26.4 %, its
-# exposed all-to-all 20 % of the step because the row states none of the preset's overlap switches
+# exposed all-to-all 20 % of the step because the row states none of the preset's overlap switches (-26.6 % after
+# NVLink 5 took its measured link share, 0.757, and the refit that followed)
 IN_SAMPLE_MAX = 0.27
 
 
