@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from wanka.catalog import accelerator
+from wanka.catalog import accelerator, default_scale_up_fabric
 from wanka.network.collectives import CommGroup, bus_factor, collective_time
 from wanka.network.ecmp import collective_ecmp_slowdown
 from wanka.network.flow import DEFAULT_ROUTING
@@ -144,13 +144,19 @@ def _ecmp(row: dict[str, Any], algorithm: str) -> tuple[float, str]:
 
 def predict(row: dict[str, Any]) -> Row:
     acc = accelerator(row["accelerator"])
+    # a group of fewer ranks than its board's full mesh reaches its peers over a-1 of the D-1 links
+    # (``domain``: GPUs on the board, default the group's ranks per domain), as network.groups does
+    a, d = float(row["per_domain"]), int(row.get("domain", row["per_domain"]))
+    mesh = default_scale_up_fabric(acc.name, d)
+    share = min(a - 1.0, d - 1.0) / (d - 1.0) if mesh is not None and a > 1 else 1.0
     g = CommGroup(
         size=float(row["gpus"]),
-        per_domain=float(row["per_domain"]),
-        scale_up_bw=acc.scale_up_bandwidth,
+        per_domain=a,
+        scale_up_bw=acc.scale_up_bandwidth * share,
         scale_out_bw=gbps_to_bytes_per_s(row["nic_gbps"]),
         scale_up_reduction=bool(row.get("nvls", False)),
         up_efficiency=acc.scale_up_link_efficiency,  # the link technology's measured share, as comm_group
+        nvls_link_efficiency=acc.scale_up_nvls_efficiency,  # and its switch generation's NVLS share
         in_network_reduction=bool(row.get("sharp", False)),
         architecture=acc.architecture,
         nccl_version=row.get("nccl"),

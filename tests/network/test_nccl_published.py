@@ -94,6 +94,38 @@ def test_nvlink5_rows_use_the_measured_blackwell_link_efficiency(rows) -> None: 
     assert {accelerator(n).scale_up_link_efficiency for n in ("B200", "GB200", "B300", "GB300")} == {0.757}
 
 
+def test_nvlink5_nvls_keeps_its_own_share_and_the_rank_term_only_the_rank_cost(rows) -> None:  # type: ignore[no-untyped-def]
+    # 8 B200 with NVLS reach 838 GB/s busbw (0.535 of the link on 8 ranks, catalog scale_up_nvls_efficiency,
+    # set by b200-nvls-8gpu: a consistency check); carrying NVLink 4's share to Blackwell put it at +14 % and
+    # left the 72-rank rack to the rank term. Held out: 6 B200 ranks, the rack's smaller sizes, Bekman's H200.
+    from wanka.catalog import accelerator
+
+    by_id = {r.id: r for r in rows}
+    assert by_id["b200-nvls-8gpu"].role == "fit" and abs(by_id["b200-nvls-8gpu"].error) <= 0.01
+    assert abs(by_id["gb200-nvl72-8g"].error) <= 0.01 and abs(by_id["dgx-h100-nvls-8g"].error) <= 0.01
+    for rid in ("b200-nvls-6gpu", "gb200-nvl72-2g", "gb200-nvl72-1g", "h200-nvls-5gpu", "h100-nvls-5gpu"):
+        assert by_id[rid].role == "check" and abs(by_id[rid].error) <= 0.03, (rid, by_id[rid].error)
+    for rid in ("b200-ring-4gpu", "b200-ring-8gpu-nvls-off", "h200-ring-8gpu-nvls-off"):
+        assert by_id[rid].algorithm == "ring" and abs(by_id[rid].error) <= 0.02, (rid, by_id[rid].error)
+    for rid in ("h200-allgather-8gpu-16g", "h200-reducescatter-8gpu-16g"):
+        assert abs(by_id[rid].error) <= 0.02, (rid, by_id[rid].error)
+    assert {accelerator(n).scale_up_nvls_efficiency for n in ("B200", "GB200", "B300", "GB300")} == {0.535}
+    assert accelerator("H100").scale_up_nvls_efficiency is None
+
+
+def test_a_group_on_part_of_a_full_mesh_board_gets_its_links_only(rows) -> None:  # type: ignore[no-untyped-def]
+    # 2 of 8 MI300X reach each other over one xGMI link of seven: 47.7 GB/s busbw at 4 GiB (held out);
+    # timed as a switched domain of 2 they would get all seven links' bandwidth, +568 %
+    from benchmarks.check_nccl_tests import load_rows
+
+    by_id = {r.id: r for r in rows}
+    assert by_id["mi300x-2gpu-allreduce-4g"].role == "check"
+    assert abs(by_id["mi300x-2gpu-allreduce-4g"].error) <= 0.05
+    raw = next(r for r in load_rows() if r["id"] == "mi300x-2gpu-allreduce-4g")
+    switched = predict({**raw, "domain": 2})
+    assert switched.error > 4.0
+
+
 def test_in_domain_all_to_all_known_gap_within_25_percent(rows) -> None:  # type: ignore[no-untyped-def]
     # 16 published all-to-alls inside one NVLink / xGMI domain (4 to 64 ranks, 0.5 to 16 GiB). With
     # NCCL's send/recv drain and its CTAs' copies modelled, and NVLink 5 at its measured link share, the

@@ -60,6 +60,13 @@ class AcceleratorEntry(_Entry):
         description="large-message all-reduce bus bandwidth / scale-up link rate measured on this link "
         "technology; None = the calibration's scale_up_efficiency (NVLink, DGX A100 / H100)",
     )
+    scale_up_nvls_efficiency: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="NVLink SHARP (NVLS) all-reduce algbw / scale-up link rate on 8 ranks, measured on this "
+        "NVSwitch generation; None = NVLink 4's (the collective model's fit on DGX H100)",
+    )
     tdp_w: float = Field(gt=0)
     idle_w: float = Field(gt=0)
     matmul_fraction: float = Field(0.8, gt=0, le=1, description="achievable / peak on large GEMMs")
@@ -126,6 +133,8 @@ class Accelerator:
     host_link_assumed: bool = True  # the catalog entry gives no host-link figure
     # achieved all-reduce busbw / scale-up link rate on this link technology; None = the calibration's
     scale_up_link_efficiency: float | None = None
+    # NVLS all-reduce algbw / scale-up link rate on 8 ranks of this switch generation; None = NVLink 4's
+    scale_up_nvls_efficiency: float | None = None
 
     @classmethod
     def from_entry(cls, e: AcceleratorEntry) -> Accelerator:
@@ -161,6 +170,7 @@ class Accelerator:
             ),
             host_link_assumed=e.host_link_gbytes_per_s_per_direction is None,
             scale_up_link_efficiency=e.scale_up_link_efficiency,
+            scale_up_nvls_efficiency=e.scale_up_nvls_efficiency,
         )
 
     def peak(self, dtype: str) -> float:

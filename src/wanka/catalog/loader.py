@@ -10,6 +10,7 @@ cache has the trust of the bytecode next to it (it is unpickled as the bytecode 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import pickle
 import sys
@@ -206,3 +207,18 @@ def storage_server(name: str) -> StorageServer:
 
 def scale_up_fabric(name: str) -> ScaleUpFabric:
     return catalog().scale_up_fabrics[name]
+
+
+@functools.cache
+def default_scale_up_fabric(accelerator_name: str, domain_size: int) -> ScaleUpFabric | None:
+    """The scale-up fabric a domain of ``domain_size`` of these accelerators is when a cluster names none:
+    the one catalog full mesh built for them at that size (MI300X's xGMI board, Ascend 910B's HCCS mesh,
+    ...), else None (a switched domain, where every group gets a GPU's whole bandwidth). A mesh has no
+    switch to fall back to: a group of a ranks reaches its peers over a-1 of the D-1 links."""
+    acc = accelerator(accelerator_name)
+    found = [
+        f
+        for f in catalog().scale_up_fabrics
+        if f.topology == "full_mesh" and acc.name in f.accelerators and f.domain_size == domain_size
+    ]
+    return found[0] if len(found) == 1 else None

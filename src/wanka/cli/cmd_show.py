@@ -138,7 +138,7 @@ def show_cmd(
     console.print(t)
     for n in inv.notes:
         console.print(f"  {tx('note')}: {n}", markup=False, style="yellow")
-    for a in s.assumptions:
+    for a in (*(inv.scale_up.assumptions if inv.scale_up is not None else ()), *s.assumptions):
         console.print(f"  · {plain_words(a, 'zh') if current() == 'zh' else a}", markup=False, style="dim")
     for src in s.sources:
         console.print(f"  {tx('source')}: {src}", markup=False, style="dim")

@@ -19,6 +19,7 @@ from wanka.catalog import (
     ScaleUpFabric,
     accelerator,
     catalog,
+    default_scale_up_fabric,
     nic,
     node,
     scale_up_fabric,
@@ -250,6 +251,11 @@ def _scale_up(cluster: ClusterSpec, acc: Accelerator, notes: list[str]) -> Scale
     su = cluster.scale_up
     d = su.domain_size
     fab: ScaleUpFabric | None = scale_up_fabric(su.fabric) if su.fabric is not None else None
+    assumed: tuple[str, ...] = ()
+    if fab is None:
+        fab = default_scale_up_fabric(acc.name, d)
+        if fab is not None:
+            assumed = (f"scale_up.fabric not given: {fab.name}, the full mesh {acc.name} is built into at {d} GPUs",)
     if su.gbytes_per_s_per_direction is not None:
         bw = su.gbytes_per_s_per_direction * GIGA
     else:
@@ -276,7 +282,7 @@ def _scale_up(cluster: ClusterSpec, acc: Accelerator, notes: list[str]) -> Scale
         upper_tier_bandwidth_fraction=fab.upper_tier_bandwidth_fraction,
         in_switch_reduction=su.in_switch_reduction,
         source=fab.source,
-        assumptions=fab.assumptions,
+        assumptions=assumed + tuple(fab.assumptions),
     )
 
 

@@ -180,9 +180,11 @@ class NcclModel:
     # NVLS heads (channels): NCCL's tuner scales NVLS bandwidth by (nChannels-1)/nChannels (tuning.cc) and
     # its NVLS graph has one channel per GPU, at most NCCL_MAX_NVLS_ARITY = 32 (search.cc, device.h).
     # nvls_peak and nvls_reduce_ranks: fit on DGX H100 (8 GPUs, 480 GB/s busbw, nccl-tests#212/#290) and
-    # GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43)
-    nvls_peak: float = 0.7355
-    nvls_reduce_ranks: float = 151.9
+    # GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43), the latter at NVLink 5's own share on 8
+    # ranks (catalog scale_up_nvls_efficiency, 0.535 from an 8-GPU HGX B200), so the rank term carries only
+    # what 72 ranks cost against 8 (it carried NVLink 5's lower share too, and put 8 B200 at +14 %)
+    nvls_peak: float = 0.7190
+    nvls_reduce_ranks: float = 276.1
     nvls_max_heads: int = 32
     # NVLS works in loops of ranks x channels x chunk (NCCL_NVLS_NCHANNELS = 16, NCCL_NVLS_CHUNKSIZE = 128 KiB,
     # NCCL environment docs); the first loop fills the reduce/multicast pipeline before data completes
@@ -304,6 +306,9 @@ class CommGroup:
     up_efficiency: float | None = None
     out_efficiency: float | None = None
     nvls_efficiency: float | None = None  # NVLS all-reduce algbw / scale-up link rate
+    # the NVSwitch generation's NVLS algbw / link rate on 8 ranks (catalog scale_up_nvls_efficiency); None =
+    # NVLink 4's, the model's fit on DGX H100. The model's rank dependence scales it to other sizes.
+    nvls_link_efficiency: float | None = None
     # GPU architecture (catalog ``Accelerator.architecture``: Hopper, Blackwell, ...): selects NCCL's
     # per-architecture tuner caps; None = uncapped
     architecture: str | None = None
@@ -481,6 +486,7 @@ class _Ctx:
     xp: Any = _NumpyOps  # _ScalarOps: every field a Python float
     raw_out: Any = 0.0  # NIC link rate per GPU, B/s (before efficiency and contention)
     version: tuple[int, int, int] | None = None  # NCCL release (None: the newest in NcclModel.net_search)
+    nvls_link: float | None = None  # CommGroup.nvls_link_efficiency
     # per-protocol channel shares and the LL cap, computed once per collective and shared by its candidates
     _memo: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -491,9 +497,12 @@ class _Ctx:
         m, a = self.m, self.a
         if self.nvls_efficiency is None:
             heads = xp.minimum(a, float(m.nvls_max_heads))
-            return xp.asarray(
-                self.raw_up * m.nvls_peak * xp.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
-            )
+            shape = xp.maximum(heads - 1.0, 1.0) / heads / (1.0 + a / m.nvls_reduce_ranks)
+            if self.nvls_link is None:
+                return xp.asarray(self.raw_up * m.nvls_peak * shape)
+            # a switch generation measured on 8 ranks, carried to ``a`` ranks by the same shape
+            at8 = 7.0 / 8.0 / (1.0 + 8.0 / m.nvls_reduce_ranks)
+            return xp.asarray(self.raw_up * self.nvls_link * shape / at8)
         return xp.asarray(self.raw_up * self.nvls_efficiency)
 
     def _search_nics(self, pattern_factor: Any) -> FloatArray:
@@ -588,6 +597,7 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
         xp,
         xp.asarray(g.scale_out_bw, dtype=float),
         nccl_version(g.nccl_version),
+        g.nvls_link_efficiency,
     )
 
 

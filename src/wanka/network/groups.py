@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wanka import npx as np  # numpy, with fast paths for one group (numbers, not arrays)
 from wanka.calibration import Calibration
-from wanka.catalog import ScaleUpFabric, accelerator, scale_up_fabric
+from wanka.catalog import ScaleUpFabric, accelerator, default_scale_up_fabric, scale_up_fabric
 from wanka.network.collectives import CommGroup, Num
 from wanka.spec.cluster import ClusterSpec
 from wanka.units import GIGA, gbps_to_bytes_per_s
@@ -21,8 +21,13 @@ __all__ = [
 
 
 def scale_up_fabric_of(cluster: ClusterSpec) -> ScaleUpFabric | None:
-    """The catalog fabric the cluster's scale-up domain names (None: the legacy one-number domain)."""
-    return scale_up_fabric(cluster.scale_up.fabric) if cluster.scale_up.fabric is not None else None
+    """The catalog fabric the cluster's scale-up domain names; where it names none, the full mesh its
+    accelerators are built into at that domain size (``catalog.default_scale_up_fabric``: an 8-GPU xGMI or
+    HCCS board has no switch, so a 2-rank group gets one link of seven); else None, the legacy switched
+    one-number domain."""
+    if cluster.scale_up.fabric is not None:
+        return scale_up_fabric(cluster.scale_up.fabric)
+    return default_scale_up_fabric(cluster.accelerator, cluster.scale_up.domain_size)
 
 
 def scale_up_bw(cluster: ClusterSpec) -> float:
@@ -160,6 +165,7 @@ def comm_group(
         ),
         out_efficiency=cluster.fabric.link_efficiency,
         nvls_efficiency=cluster.scale_up.nvls_efficiency,
+        nvls_link_efficiency=acc.scale_up_nvls_efficiency,
         architecture=acc.architecture,
         calibration=calibration,
     )
