@@ -127,3 +127,16 @@ def test_published_no_recompute_fsdp_run_is_predicted_with_offload_not_dropped()
     r = predict_case(case)
     assert r.predicted is not None, r.error
     assert r.strategy["recompute"] == "none" and int(r.strategy["offload_layers"]) > 0  # type: ignore[call-overload]
+
+
+def test_host_link_is_the_published_copy_rate_where_one_is_published() -> None:
+    """Consistency check against the measurement the entries were taken from: nvbandwidth's copy-engine
+    memcpy host -> device / device -> host on Azure's VMs (H100 51 / 52, H200 55 / 55, GB200 201 / 193 GB/s),
+    the mean of the two directions; GB300's 211 / 193 stays bounded by its 194 GB/s share of Grace memory."""
+    from wanka.catalog import accelerator
+
+    published = {"H100-SXM5-80GB": (51.0, 52.0), "H200": (55.0, 55.0), "GB200": (201.0, 193.0)}
+    for name, (h2d, d2h) in published.items():
+        assert accelerator(name).host_link_bandwidth == pytest.approx((h2d + d2h) / 2 * 1e9), name
+    assert accelerator("GB300").host_link_bandwidth == pytest.approx(194e9)  # memory share < (211 + 193) / 2
+    assert accelerator("H100-SXM5-80GB").host_link_bandwidth < 0.85 * 63e9  # not PCIe Gen5's line rate
