@@ -27,6 +27,7 @@ from wanka.catalog import accelerator, default_scale_up_fabric
 from wanka.network.collectives import CommGroup, bus_factor, collective_time
 from wanka.network.ecmp import collective_ecmp_slowdown
 from wanka.network.flow import DEFAULT_ROUTING
+from wanka.network.groups import full_mesh_share
 from wanka.network.topology import build_topology
 from wanka.spec.cluster import ClusterSpec
 from wanka.units import gbps_to_bytes_per_s
@@ -147,8 +148,7 @@ def predict(row: dict[str, Any]) -> Row:
     # a group of fewer ranks than its board's full mesh reaches its peers over a-1 of the D-1 links
     # (``domain``: GPUs on the board, default the group's ranks per domain), as network.groups does
     a, d = float(row["per_domain"]), int(row.get("domain", row["per_domain"]))
-    mesh = default_scale_up_fabric(acc.name, d)
-    share = min(a - 1.0, d - 1.0) / (d - 1.0) if mesh is not None and a > 1 else 1.0
+    share = float(full_mesh_share(a, d)) if default_scale_up_fabric(acc.name, d) is not None else 1.0
     g = CommGroup(
         size=float(row["gpus"]),
         per_domain=a,

@@ -222,3 +222,8 @@ def default_scale_up_fabric(accelerator_name: str, domain_size: int) -> ScaleUpF
         if f.topology == "full_mesh" and acc.name in f.accelerators and f.domain_size == domain_size
     ]
     return found[0] if len(found) == 1 else None
+
+
+def cluster_scale_up_fabric(name: str | None, accelerator_name: str, domain_size: int) -> ScaleUpFabric | None:
+    """The fabric a cluster's scale-up domain is: the one it names, else :func:`default_scale_up_fabric`."""
+    return scale_up_fabric(name) if name is not None else default_scale_up_fabric(accelerator_name, domain_size)

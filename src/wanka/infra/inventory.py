@@ -19,10 +19,9 @@ from wanka.catalog import (
     ScaleUpFabric,
     accelerator,
     catalog,
-    default_scale_up_fabric,
+    cluster_scale_up_fabric,
     nic,
     node,
-    scale_up_fabric,
     storage_server,
     switch,
 )
@@ -250,12 +249,10 @@ def _fabric(cluster: ClusterSpec, nd: Node | None, notes: list[str]) -> FabricSu
 def _scale_up(cluster: ClusterSpec, acc: Accelerator, notes: list[str]) -> ScaleUpSummary:
     su = cluster.scale_up
     d = su.domain_size
-    fab: ScaleUpFabric | None = scale_up_fabric(su.fabric) if su.fabric is not None else None
+    fab: ScaleUpFabric | None = cluster_scale_up_fabric(su.fabric, acc.name, d)
     assumed: tuple[str, ...] = ()
-    if fab is None:
-        fab = default_scale_up_fabric(acc.name, d)
-        if fab is not None:
-            assumed = (f"scale_up.fabric not given: {fab.name}, the full mesh {acc.name} is built into at {d} GPUs",)
+    if su.fabric is None and fab is not None:
+        assumed = (f"scale_up.fabric not given: {fab.name}, the full mesh {acc.name} is built into at {d} GPUs",)
     if su.gbytes_per_s_per_direction is not None:
         bw = su.gbytes_per_s_per_direction * GIGA
     else:
@@ -334,7 +331,7 @@ def inventory(cluster: ClusterSpec, facility: FacilitySpec | None = None) -> Inv
         if accelerator(nd.accelerator).name != acc.name:
             notes.append(f"node {nd.name} is built for {nd.accelerator}, the cluster uses {acc.name}")
     d = cluster.scale_up.domain_size
-    fab = scale_up_fabric(cluster.scale_up.fabric) if cluster.scale_up.fabric is not None else None
+    fab = cluster_scale_up_fabric(cluster.scale_up.fabric, acc.name, d)
     by_fabric = fab is not None and acc.name in fab.accelerators and d == fab.domain_size  # its entry documents it
     if d not in acc.scale_up_domains and not by_fabric:
         opts = ", ".join(str(x) for x in acc.scale_up_domains)

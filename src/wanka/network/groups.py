@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wanka import npx as np  # numpy, with fast paths for one group (numbers, not arrays)
 from wanka.calibration import Calibration
-from wanka.catalog import ScaleUpFabric, accelerator, default_scale_up_fabric, scale_up_fabric
+from wanka.catalog import ScaleUpFabric, accelerator, cluster_scale_up_fabric
 from wanka.network.collectives import CommGroup, Num
 from wanka.spec.cluster import ClusterSpec
 from wanka.units import GIGA, gbps_to_bytes_per_s
@@ -13,6 +13,7 @@ __all__ = [
     "comm_group",
     "fabric_contention",
     "fabric_slowdowns",
+    "full_mesh_share",
     "scale_out_bw",
     "scale_up_bw",
     "scale_up_fabric_of",
@@ -25,9 +26,7 @@ def scale_up_fabric_of(cluster: ClusterSpec) -> ScaleUpFabric | None:
     accelerators are built into at that domain size (``catalog.default_scale_up_fabric``: an 8-GPU xGMI or
     HCCS board has no switch, so a 2-rank group gets one link of seven); else None, the legacy switched
     one-number domain."""
-    if cluster.scale_up.fabric is not None:
-        return scale_up_fabric(cluster.scale_up.fabric)
-    return default_scale_up_fabric(cluster.accelerator, cluster.scale_up.domain_size)
+    return cluster_scale_up_fabric(cluster.scale_up.fabric, cluster.accelerator, cluster.scale_up.domain_size)
 
 
 def scale_up_bw(cluster: ClusterSpec) -> float:
@@ -60,14 +59,21 @@ def scale_up_path(cluster: ClusterSpec, per_domain: Num, stride: Num) -> tuple[N
     return _scale_up_path(cluster, fab, per_domain, stride)
 
 
+def full_mesh_share(per_domain: Num, domain_size: float) -> Num:
+    """The share of a GPU's scale-up bandwidth a group of ``per_domain`` ranks of a full mesh of
+    ``domain_size`` GPUs uses: one link per peer, ``a-1`` of ``D-1`` (1 for one rank)."""
+    a = np.asarray(per_domain, dtype=float)
+    peers = max(float(domain_size) - 1.0, 1.0)
+    return np.where(a > 1.0, np.minimum(a - 1.0, peers) / peers, 1.0)
+
+
 def _scale_up_path(cluster: ClusterSpec, fab: ScaleUpFabric | None, per_domain: Num, stride: Num) -> tuple[Num, Num]:
     a = np.maximum(1.0, np.asarray(per_domain, dtype=float))
     if fab is None:
         return 1.0, 0.0
     d = float(cluster.scale_up.domain_size)
     if fab.topology == "full_mesh":
-        peers = max(d - 1.0, 1.0)
-        share = np.where(a > 1.0, np.minimum(a - 1.0, peers) / peers, 1.0)
+        share = full_mesh_share(a, d)
         return (share if np.ndim(share) else float(share)), 0.0
     first = float(min(fab.first_tier_size, cluster.scale_up.domain_size))
     span = (a - 1.0) * np.asarray(stride, dtype=float) + 1.0
