@@ -336,3 +336,41 @@ def test_sliding_window_layers_exchange_whole_kv_blocks_on_the_ring() -> None:
     tokens = sc.seq_len / 2
     kv = tokens * m.n_kv_heads * 2 * m.kv_channels * 2.0
     assert r.traffic_bytes["cp"] == pytest.approx(3 * (2 - 1) * kv * m.n_layers * r.micro_batches, rel=1e-12)
+
+
+# ---------------------------------------------------------------- the ring overlaps hop by hop
+def _ring_pieces(nic: float) -> tuple[float, float, float]:
+    """(exposed ring time of one layer and micro-batch, one K/V hop, the layer's forward attention) for
+    cp 2 across two nodes (tp 8 fills a node), from the engine's own pieces."""
+    from wanka.engine import core
+
+    sc = _sc({"tp": 8, "cp": 2, "dp": 4, "pp": 1, "sp": True}, nic=nic)
+    ctx = make_context(sc)
+    st = Strategies.from_columns(tp=8, cp=2, dp=4, sp=True, recompute="selective", cp_comm="p2p")
+    sh = core.shape(ctx, st)
+    cm = core.compute(ctx, st, sh)
+    comm = core.context_parallel(ctx, st, sh, cm)
+    _, op, kv_block, group = comm.charges[0]
+    hop = float(np.asarray(core.collective_time(op, kv_block, group).time_s).ravel()[0])
+    layers = float(np.asarray(cm.layers_s).ravel()[0])
+    attn = float(np.asarray(cm.nd_s * cm.dense["attn"]).ravel()[0]) / layers
+    return float(np.asarray(comm.exposed).ravel()[0]) / layers, hop, attn
+
+
+def test_a_hop_longer_than_its_step_of_attention_shows_even_if_the_layer_could_hide_it() -> None:
+    # TE's ring (AttnFuncWithCPAndKVP2P) overlaps each K/V hop with one of the cp equal attention steps,
+    # not with the whole layer's attention: on a NIC where one hop takes between half and all of the
+    # layer's attention, cp 2 shows the excess over its step (an aggregate max(0, hops - attention)
+    # showed nothing there)
+    fast, _, _ = _ring_pieces(3200.0)  # every hop far shorter than its step: the merges only
+    found = False
+    for nic in (12.5, 25.0, 50.0, 100.0, 200.0, 400.0, 800.0):
+        exposed, hop, attn = _ring_pieces(nic)
+        assert exposed >= fast - 1e-12
+        if attn / 2 < hop < attn:
+            found = True
+            # forward: hop - attn/2 shows; backward: K/V and dK/dV beside 2.5x the step's attention
+            assert exposed - fast >= hop - attn / 2 - 1e-12
+        if hop < attn / 2 and 2 * hop < 1.25 * attn:
+            assert exposed == pytest.approx(fast, rel=1e-9, abs=1e-12)
+    assert found, "no NIC rate put one hop between half and all of the layer's attention"

@@ -1153,7 +1153,8 @@ def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Co
     With ``T`` local tokens, ``kv`` = this rank's K+V bytes and ``q`` its Q (= O) bytes per layer:
 
     p2p (ring; Liu et al. 2023 Ring Attention, Megatron-Core CP): ``cp-1`` K/V block exchanges forward
-      and ``2(cp-1)`` backward (K/V and dK/dV), hidden behind the attention of the step before; each
+      and ``2(cp-1)`` backward (K/V and dK/dV), each hidden behind one of the ring's ``cp`` equal
+      attention steps (a hop longer than its step shows the excess); each
       hop also merges its partial output into the running one (online-softmax rescale of the fp32
       output and statistics, memory-bound, never hidden): ``3(cp-1)`` merges. Traffic ``3(cp-1)·kv``.
     all_gather (Llama 3 paper Sec. 3.3.2; TE ``AttnFuncWithCPAndKVAllGather``): all-gather K and V
@@ -1182,12 +1183,18 @@ def context_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Co
     group = _group(ctx, r, tp * a, ctx.ring_contention)
     dqk_dv = ctx.kv_width  # workload.kv_width_per_layer
     kv_block, q_block = _cp_blocks(ctx, sh)
-    t_kv = np.asarray(collective_time("send_recv", kv_block, group).time_s) * (r - 1.0)
+    t_hop = np.asarray(collective_time("send_recv", kv_block, group).time_s)  # one K/V block, one hop
     layers_s = cm.layers_s
     attn_f = cm.nd_s * cm.dense["attn"] + cm.nm_s * cm.moe["attn"]
     per_layer_attn = np.where(layers_s > 0, attn_f / np.maximum(layers_s, 1.0), 0.0)
-    cp_fwd = np.maximum(0.0, t_kv - per_layer_attn)
-    cp_bwd = np.maximum(0.0, 2.0 * t_kv - 2.5 * per_layer_attn)
+    # the ring runs r attention steps of equal work (with load-balanced causal chunks every step is
+    # two of the 2r chunk-by-chunk blocks; TE AttnFuncWithCPAndKVP2P), and each of the first r - 1
+    # overlaps only the hop that fetches the next block: a hop longer than its step shows the excess
+    # on every step, however short the other steps would have been (no slack carries over a wait).
+    # Backward: K/V and dK/dV hops beside 2.5x the forward's attention per step
+    step_attn = per_layer_attn / np.maximum(r, 1.0)
+    cp_fwd = (r - 1.0) * np.maximum(0.0, t_hop - step_attn)
+    cp_bwd = (r - 1.0) * np.maximum(0.0, 2.0 * t_hop - 2.5 * step_attn)
     # each ring step also merges its partial attention output into the running one (online-softmax
     # rescale: read and write the fp32 output and statistics of this rank's queries), a memory-bound
     # pass that no overlap hides: (cp - 1) forward, 2 (cp - 1) backward
