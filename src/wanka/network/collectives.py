@@ -40,7 +40,7 @@ NVLS heads: NCCL scales NVLS bandwidth by (channels-1)/channels over its NVLS gr
 (``tuning.cc``, ``search.cc``), and the NVSwitch reduction engine reads ``a`` inputs per output element,
 so its throughput falls with the domain size (fit on two published rows, DGX H100 and GB200 NVL72; see
 ``benchmarks/nccl_tests_published.yaml``). NVLS runs in loops of ranks x channels x 128 KiB (channels:
-16 on Hopper, 24 on one Blackwell domain, 32 across domains, ``nvls.cc``) whose first one fills the
+16 on Hopper, 24 on one Blackwell domain (32 before NCCL 2.27.3), 32 across domains, ``nvls.cc``) whose first one fills the
 pipeline (an extra ``min(S, a·channels·128 KiB)`` bytes' time: NVLS busbw falls below a few GiB on 72
 ranks, not on 8). The tree's first chunk climbs NCCL's tree depth and comes back down: Simple chunks
 of 512 KiB (one of 8 steps of the 4 MiB buffer), LL128 chunks shrunk as NCCL does for short messages;
@@ -183,8 +183,8 @@ class NcclModel:
     # GB200 NVL72 (72 GPUs, 835 GB/s busbw, coreweave/nccl-tests#43), the latter at NVLink 5's own share on 8
     # ranks (catalog scale_up_nvls_efficiency, 0.535 from an 8-GPU HGX B200), so the rank term carries only
     # what 72 ranks cost against 8 (it carried NVLink 5's lower share too, and put 8 B200 at +14 %)
-    nvls_peak: float = 0.7190
-    nvls_reduce_ranks: float = 276.1
+    nvls_peak: float = 0.7180
+    nvls_reduce_ranks: float = 289.8
     nvls_max_heads: int = 32
     # NVLS works in loops of ranks x channels x chunk (NCCL_NVLS_NCHANNELS = 16, NCCL_NVLS_CHUNKSIZE = 128 KiB,
     # NCCL environment docs); the first loop fills the reduce/multicast pipeline before data completes
@@ -195,6 +195,10 @@ class NcclModel:
     nvls_channels_by_arch: dict[str, tuple[int, int]] = field(
         default_factory=lambda: {"Hopper": (16, 16), "Blackwell": (24, 32)}
     )
+    # the release that gave one domain its own (smaller) count: before it (v2.25.1 .. v2.26.6 nvls.cc) a
+    # Blackwell domain ran NVLS_NCHANNELS_SM100 (32) alone too; v2.27.3 added NVLS_NCHANNELS_SM100_NVL for a
+    # single node or MNNVL clique
+    nvls_one_domain_channels_from: tuple[int, int, int] = (2, 27, 3)
     # NVLS-tree bus bandwidth per channel cap, B/s, for (one node, two, more) by GPU architecture
     # (tuning.cc ``perChMaxNVLSTreeBws``, NVIDIA/nccl master 5067397c, 2026-06), x the NVLS heads: one
     # per GPU (and its NIC) of the domain (``NVLS Head i: ...`` in NCCL's INFO log), at most
@@ -700,8 +704,10 @@ def _tree(c: _Ctx, p: int) -> FloatArray:
 def _nvls_fill(c: _Ctx) -> FloatArray:
     """Bytes of the NVLS pipeline's first loop (at most the message itself)."""
     xp = c.xp
-    ch = c.m.nvls_channels_by_arch.get(c.arch or "", (c.m.nvls_channels, c.m.nvls_channels))
-    channels = xp.where(c.k <= 1, float(ch[0]), float(ch[1]))
+    one, several = c.m.nvls_channels_by_arch.get(c.arch or "", (c.m.nvls_channels, c.m.nvls_channels))
+    if c.version is not None and c.version < c.m.nvls_one_domain_channels_from:
+        one = several  # an older release ran one domain on the multi-node count
+    channels = xp.where(c.k <= 1, float(one), float(several))
     return xp.asarray(xp.minimum(c.s, c.a * channels * c.m.nvls_chunk_bytes))
 
 
