@@ -40,9 +40,9 @@ NVLS heads: NCCL scales NVLS bandwidth by (channels-1)/channels over its NVLS gr
 (``tuning.cc``, ``search.cc``), and the NVSwitch reduction engine reads ``a`` inputs per output element,
 so its throughput falls with the domain size (fit on two published rows, DGX H100 and GB200 NVL72; see
 ``benchmarks/nccl_tests_published.yaml``). NVLS runs in loops of ranks x channels x 128 KiB (channels:
-16 on Hopper, 24 on one Blackwell domain (32 before NCCL 2.27.3), 32 across domains, ``nvls.cc``) whose first one fills the
-pipeline (an extra ``min(S, a·channels·128 KiB)`` bytes' time: NVLS busbw falls below a few GiB on 72
-ranks, not on 8). The tree's first chunk climbs NCCL's tree depth and comes back down: Simple chunks
+16 on Hopper, 24 on one Blackwell domain (32 before NCCL 2.27.3), 32 across domains, ``nvls.cc``) whose
+first one fills the pipeline (an extra ``min(S, a·channels·128 KiB)`` bytes' time: NVLS busbw falls below
+a few GiB on 72 ranks, not on 8). The tree's first chunk climbs NCCL's tree depth and comes back down: Simple chunks
 of 512 KiB (one of 8 steps of the 4 MiB buffer), LL128 chunks shrunk as NCCL does for short messages;
 on 20 NVL72 racks (depth 75) this fill makes the ring NCCL's choice. The group's ``architecture``
 (catalog) selects the per-architecture tables; None leaves them out. Protocols scale the Simple
@@ -264,11 +264,9 @@ class NcclModel:
     # rate (the kernel splits a CTA's 20 warps over the batch's works) does not fit: it gives in-place 4
     # ranks no gain.
     # Blackwell Ultra (sm103) runs the same kernel as Blackwell (sm100; ncclCollUnroll() 8 for both,
-    # device.h) at about the same HBM3e rate (7.7-8 TB/s, catalog), so it takes the same value; its rows
-    # (gb300-*, b300-*) are held out.
-    p2p_channel_copy_bw: dict[str, float] = field(
-        default_factory=lambda: {"Blackwell": _P2P_CHANNEL_COPY_BW_SM100, "Blackwell Ultra": _P2P_CHANNEL_COPY_BW_SM100}
-    )
+    # device.h) at about the same HBM3e rate (7.7-8 TB/s, catalog), so it takes the same value (every table
+    # here is keyed by NCCL's class, ``nccl_arch``); its rows (gb300-*, b300-*) are held out.
+    p2p_channel_copy_bw: dict[str, float] = field(default_factory=lambda: {"Blackwell": _P2P_CHANNEL_COPY_BW_SM100})
     # framework launch cost added to every collective
     launch_s: float = field(default_factory=lambda: default_calibration().collective_launch_s)
 
@@ -578,6 +576,17 @@ def _search_nics_one(
     return min(a, max(float(need), 1.0))
 
 
+# NCCL branches on the compute capability, not the product: every sm100+ GPU (Blackwell B200 / GB200 and
+# Blackwell Ultra B300 / GB300, sm103) takes the same tables: tuning.cc ``compCapIndex = minCompCap >= 100 ?
+# NCCL_BLACKWELL_COMPCAP_IDX``, search.cc ``ccMin >= 100 ? sm100SpeedArrayInter``, nvls.cc ``compCap >= 100``
+_NCCL_ARCH = {"Blackwell Ultra": "Blackwell"}
+
+
+def nccl_arch(architecture: str | None) -> str | None:
+    """The architecture class NCCL's per-architecture tables use for a catalog ``architecture``."""
+    return None if architecture is None else _NCCL_ARCH.get(architecture, architecture)
+
+
 def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
     n = xp.asarray(g.size, dtype=float)
     a = xp.maximum(1.0, xp.minimum(xp.asarray(g.per_domain, dtype=float), xp.maximum(n, 1.0)))
@@ -596,7 +605,7 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
         g.nvls_efficiency,
         xp.asarray(nbytes, dtype=float),
         m,
-        g.architecture,
+        nccl_arch(g.architecture),
         xp.value(g.up_extra_latency_s),
         xp,
         xp.asarray(g.scale_out_bw, dtype=float),
