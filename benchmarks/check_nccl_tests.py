@@ -58,7 +58,7 @@ class Row:
     protocol: str
     nbytes: float = 0.0
     factor: float = 1.0  # nccl-tests busbw / algbw
-    setup: tuple[object, ...] = ()  # what a series of sizes shares (ranks, domain, GPU, NIC, op, switches)
+    setup: tuple[object, ...] = ()  # what a series of sizes shares (ranks, domain, GPU, NIC, op, switches, source)
     note: str = ""
     ecmp: float = 1.0  # slowdown of the fabric part from static ECMP hashing (1 = adaptive / none)
     assumed: str = ""  # the fabric facts the source leaves out and the check assumed
@@ -167,7 +167,9 @@ def predict(row: dict[str, Any]) -> Row:
     if ecmp > 1.0:
         g = CommGroup(**{**vars(g), "scale_out_contention": ecmp})
         r = collective_time(row["op"], float(row["bytes"]), g, r.algorithm, protocol=r.protocol)
-    setup = tuple(row.get(k) for k in _SETUP)
+    # a series is one run at several sizes: the same setup from the same source (its first word: the
+    # repository, issue or post), never two sources' rows of one configuration joined
+    setup = (*(row.get(k) for k in _SETUP), str(row["source"]).split()[0].rstrip(":,"))
     return Row(
         row["id"],
         row["role"],
