@@ -232,8 +232,9 @@ def test_static_ecmp_slows_only_hashed_fabrics(rows) -> None:  # type: ignore[no
     # all-gather
     by_id = {r.id: r for r in rows}
     for r in rows:
-        if r.ecmp > 1.0:  # RoCE across leaves, fabric unpublished: NCCL#1218's 32 nodes, Oracle's 2 GB300 racks
-            assert r.id.startswith(("h100-32node-roce", "gb300-oci-2rack")), r.id
+        if r.ecmp > 1.0:  # RoCE across leaves, fabric unpublished: NCCL#1218's 32 nodes (Oracle's 2 GB300 racks
+            # run 4 QPs a connection: nothing hashed)
+            assert r.id.startswith("h100-32node-roce"), r.id
         if r.single_domain or r.setup[4] != "roce":  # setup: gpus, per_domain, accelerator, nic, fabric, ...
             assert r.ecmp == 1.0 and not r.assumed, r.id
     ring, tree = by_id["h100-32node-roce-allgather"], by_id["h100-32node-roce-allreduce"]
