@@ -227,3 +227,38 @@ def test_algo_forces_an_algorithm_by_wanka_or_nccl_name(capsys: pytest.CaptureFi
     assert {r["algorithm"] for r in sweep["sweep"]["rows"]} == {"collnet_chain"}
     ring = _json(capsys, [*base, "--algo", "Ring"])
     assert ring["algorithm"] == "ring" and ring["time_s"] != chain["time_s"]
+
+
+def test_calibrate_fits_through_the_nccl_release_the_log_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # NCCL_ALGO=RING across two GB200 NVL72 racks whose NICs reach 80% of line rate, run on NCCL 2.26.2: its
+    # graph search drives 15 NICs a rack (2.27.3 and later: 16). The log's "NCCL version" line makes the fit
+    # run through 15 and recover 0.80; the same table without it is fitted through the newest release's 16
+    from dataclasses import replace
+
+    from wanka.network.collectives import collective_time
+    from wanka.network.groups import comm_group
+    from wanka.spec import load_scenario
+
+    cluster = load_scenario("gb200-nvl72-576").cluster
+    g = replace(comm_group(cluster, 144, 1), out_efficiency=0.80, nccl_version="2.26.2")
+    rows = []
+    for size in (2**28, 2**30, 2**33):
+        r = collective_time("all_reduce", float(size), g, "ring")
+        t, a, b = float(r.time_s) * 1e6, float(r.algbw) / 1e9, float(r.busbw) / 1e9
+        cols = f"{t:8.1f} {a:7.2f} {b:7.2f}      0"
+        rows.append(f"  {size:>12d} {size // 4:>12d}     float     sum      -1 {cols} {cols}")  # out-, in-place
+    head = ["# Collective test starting: all_reduce_perf"]
+    head += [f"#  Rank {r:3d} Group  0 Pid {r} on tray{r // 4} device {r % 4} [0x01] NVIDIA GB200" for r in range(144)]
+    with_version = tmp_path / "v.log"
+    with_version.write_text("\n".join([*head, "NCCL version 2.26.2+cuda12.8", *rows]) + "\n")
+    without = tmp_path / "n.log"
+    without.write_text("\n".join([*head, *rows]) + "\n")
+    base = ["collective", "--scenario", "gb200-nvl72-576", "--algo", "ring", "--json", "--calibrate"]
+    got = _json(capsys, [*base, str(with_version), "--out", str(tmp_path / "a.yaml")])
+    newest = _json(capsys, [*base, str(without), "--out", str(tmp_path / "b.yaml")])
+    assert got["nccl_version"] == "2.26.2" and newest["nccl_version"] is None
+    assert got["value"] == pytest.approx(0.80, abs=0.005) and got["mape_after"] < 0.01
+    assert newest["value"] == pytest.approx(0.80 * 15 / 16, abs=0.01)  # 16 NICs carry what 15 did
+    assert "NCCL 2.26.2" in (tmp_path / "a.yaml").read_text()

@@ -241,6 +241,10 @@ def collective_cmd(
         g = replace(g, scale_up_reduction=nvls)
     _check_algorithm(algorithm, op, g)
     if log is not None:
+        if log.nccl_version is not None and g.nccl_version is None:
+            # the run's own NCCL release (parse_nccl_log reads only d.d.d): its graph search sets the NICs a
+            # domain drives, its NVLS channel count the pipeline fill, so the share is fit through what it ran
+            g = replace(g, nccl_version=log.nccl_version)
         _calibrate(log, op, g, calibrate, out, scenario, cluster, json_out, algorithm)
         return
     try:
@@ -370,9 +374,10 @@ def _calibrate(
         for key, value in cal.overlay()["cluster"].items():
             data[key] = {**data.get(key, {}), **value}
         overlay = {"name": f"{cluster.name}-calibrated", "cluster": data}
+    release = f", NCCL {g.nccl_version}" if g.nccl_version else ""
     header = (
         f"# wanka scenario overlay: {cal.field} fit by `wanka collective --calibrate {path.name}`\n"
-        f"# {op} on {log.ranks} ranks ({log.hosts} hosts), {cal.rows} rows of >= 64 MiB; busbw error "
+        f"# {op} on {log.ranks} ranks ({log.hosts} hosts{release}), {cal.rows} rows of >= 64 MiB; busbw error "
         f"{cal.mape_before:.1%} -> {cal.mape_after:.1%}\n"
     )
     write_text_atomic(target, header + yaml.safe_dump(overlay, sort_keys=False), field="--out")
@@ -381,6 +386,7 @@ def _calibrate(
         "op": op,
         "ranks": log.ranks,
         "hosts": log.hosts,
+        "nccl_version": g.nccl_version,
         "field": cal.field,
         "value": cal.value,
         "rows": cal.rows,
@@ -393,9 +399,9 @@ def _calibrate(
         return
     console.print(
         tr(
-            f"{op} on {log.ranks:,} ranks: {cal.field} = {cal.value:.3f} (busbw error on {cal.rows} rows "
+            f"{op} on {log.ranks:,} ranks{release}: {cal.field} = {cal.value:.3f} (busbw error on {cal.rows} rows "
             f"{cal.mape_before:.1%} -> {cal.mape_after:.1%}); overlay written to {target}",
-            f"{op}，{log.ranks:,} 个 rank：{cal.field} = {cal.value:.3f}（{cal.rows} 行的 busbw 误差 "
+            f"{op}，{log.ranks:,} 个 rank{release}：{cal.field} = {cal.value:.3f}（{cal.rows} 行的 busbw 误差 "
             f"{cal.mape_before:.1%} -> {cal.mape_after:.1%}）；覆盖文件已写入 {target}",
         )
     )

@@ -9,6 +9,7 @@ Times come from :func:`wanka.network.collectives.collective_time` only.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -177,7 +178,8 @@ def nccl_row_fields(op: str, size: float, ranks: float, dtype: str = "float") ->
 
 @dataclass(frozen=True)
 class NcclLog:
-    """The table of one nccl-tests run: sizes (B), out-of-place time (s) and busbw (B/s), ranks."""
+    """The table of one nccl-tests run: sizes (B), out-of-place time (s) and busbw (B/s), ranks, and the NCCL
+    release the run printed (``NCCL version 2.27.3+cuda12.8``; None when the log has no such line)."""
 
     op: str | None
     ranks: int
@@ -185,6 +187,7 @@ class NcclLog:
     sizes: npt.NDArray[np.float64]
     time_s: npt.NDArray[np.float64]
     busbw: npt.NDArray[np.float64]
+    nccl_version: str | None = None
 
 
 _PERF_OPS = {
@@ -197,14 +200,20 @@ _PERF_OPS = {
 }
 
 
+_NCCL_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
+
+
 def parse_nccl_log(text: str) -> NcclLog:
     """Rows of an nccl-tests output (``*_perf``): size, count, type, redop, [root], out-of-place time (us),
     algbw, busbw (GB/s), #wrong, in-place columns. Ranks are counted from the ``#  Rank`` lines."""
     sizes, times, bus = [], [], []
     ranks, hosts = 0, set()
-    op = None
+    op = version = None
     for line in text.splitlines():
         s = line.strip()
+        m = _NCCL_VERSION.search(s) if version is None else None
+        if m:
+            version = m.group(1)  # NCCL prints it once per process; the first is the run's
         for perf, name in _PERF_OPS.items():
             if perf in s:
                 op = name
@@ -229,7 +238,7 @@ def parse_nccl_log(text: str) -> NcclLog:
         raise ValueError(
             "no nccl-tests result rows found (expected lines: size count type redop [root] time algbw busbw ...)"
         )
-    return NcclLog(op, ranks, len(hosts), np.asarray(sizes), np.asarray(times), np.asarray(bus))
+    return NcclLog(op, ranks, len(hosts), np.asarray(sizes), np.asarray(times), np.asarray(bus), version)
 
 
 @dataclass(frozen=True)
