@@ -147,20 +147,36 @@ def test_sharp_and_nvls_toggle_what_they_say(capsys: pytest.CaptureFixture[str])
     assert "InfiniBand" in capsys.readouterr().err  # fabric SHARP on a RoCE fabric is refused, not ignored
 
 
-def _nccl_log(path: Path, ranks: int, efficiency: float, sizes: tuple[int, ...], algorithm: str = "auto") -> Path:
-    """An all_reduce_perf log of ``ranks`` ranks on the DGX-H100-like default cluster whose NICs reach
-    ``efficiency`` of line rate, synthesised from the model with ``algorithm``."""
+def _nccl_log(
+    path: Path,
+    ranks: int,
+    efficiency: float,
+    sizes: tuple[int, ...],
+    algorithm: str = "auto",
+    *,
+    scenario: str | None = None,
+    per_host: int = 8,
+    nccl_version: str | None = None,
+) -> Path:
+    """An all_reduce_perf log of ``ranks`` ranks (``per_host`` a host) on the DGX-H100-like default cluster
+    (or ``scenario``'s) whose NICs reach ``efficiency`` of line rate, synthesised from the model with
+    ``algorithm`` and NCCL release ``nccl_version``, which the log then prints as NCCL does."""
     from dataclasses import replace
 
     from wanka.cli.cmd_collective import _default_cluster
     from wanka.network.collectives import collective_time
     from wanka.network.groups import comm_group
+    from wanka.spec import load_scenario
 
-    g = replace(comm_group(_default_cluster(ranks), ranks, 1), out_efficiency=efficiency)
+    cluster = _default_cluster(ranks) if scenario is None else load_scenario(scenario).cluster
+    g = replace(comm_group(cluster, ranks, 1), out_efficiency=efficiency, nccl_version=nccl_version)
     lines = ["# Collective test starting: all_reduce_perf", "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592"]
     lines += [
-        f"#  Rank {r:2d} Group  0 Pid {100 + r} on node{r // 8} device {r % 8} [0x1b] NVIDIA H100" for r in range(ranks)
+        f"#  Rank {r:2d} Group  0 Pid {100 + r} on node{r // per_host} device {r % per_host} [0x1b] NVIDIA GPU"
+        for r in range(ranks)
     ]
+    if nccl_version is not None:
+        lines.append(f"NCCL version {nccl_version}+cuda12.8")
     lines.append(
         "#       size         count      type   redop    root     time   algbw   busbw #wrong"
         "     time   algbw   busbw #wrong"
@@ -235,26 +251,12 @@ def test_calibrate_fits_through_the_nccl_release_the_log_printed(
     # NCCL_ALGO=RING across two GB200 NVL72 racks whose NICs reach 80% of line rate, run on NCCL 2.26.2: its
     # graph search drives 15 NICs a rack (2.27.3 and later: 16). The log's "NCCL version" line makes the fit
     # run through 15 and recover 0.80; the same table without it is fitted through the newest release's 16
-    from dataclasses import replace
-
-    from wanka.network.collectives import collective_time
-    from wanka.network.groups import comm_group
-    from wanka.spec import load_scenario
-
-    cluster = load_scenario("gb200-nvl72-576").cluster
-    g = replace(comm_group(cluster, 144, 1), out_efficiency=0.80, nccl_version="2.26.2")
-    rows = []
-    for size in (2**28, 2**30, 2**33):
-        r = collective_time("all_reduce", float(size), g, "ring")
-        t, a, b = float(r.time_s) * 1e6, float(r.algbw) / 1e9, float(r.busbw) / 1e9
-        cols = f"{t:8.1f} {a:7.2f} {b:7.2f}      0"
-        rows.append(f"  {size:>12d} {size // 4:>12d}     float     sum      -1 {cols} {cols}")  # out-, in-place
-    head = ["# Collective test starting: all_reduce_perf"]
-    head += [f"#  Rank {r:3d} Group  0 Pid {r} on tray{r // 4} device {r % 4} [0x01] NVIDIA GB200" for r in range(144)]
-    with_version = tmp_path / "v.log"
-    with_version.write_text("\n".join([*head, "NCCL version 2.26.2+cuda12.8", *rows]) + "\n")
+    sizes = (2**28, 2**30, 2**33)
+    with_version = _nccl_log(
+        tmp_path / "v.log", 144, 0.80, sizes, "ring", scenario="gb200-nvl72-576", per_host=4, nccl_version="2.26.2"
+    )
     without = tmp_path / "n.log"
-    without.write_text("\n".join([*head, *rows]) + "\n")
+    without.write_text("".join(ln for ln in with_version.read_text().splitlines(True) if "NCCL version" not in ln))
     base = ["collective", "--scenario", "gb200-nvl72-576", "--algo", "ring", "--json", "--calibrate"]
     got = _json(capsys, [*base, str(with_version), "--out", str(tmp_path / "a.yaml")])
     newest = _json(capsys, [*base, str(without), "--out", str(tmp_path / "b.yaml")])

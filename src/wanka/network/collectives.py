@@ -614,14 +614,22 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
     )
 
 
+def _channels_used(c: _Ctx, p: int) -> FloatArray:
+    """Channels a message of ``c.s`` bytes fills with protocol ``p``: NCCL's per-channel minimum bytes each,
+    between 1 and all; continuous, so the time never falls as the message grows (below C x min bytes the
+    time is flat)."""
+    xp = c.xp
+    got = c._memo.get(("used", p))
+    if got is None:
+        got = c._memo[("used", p)] = xp.clip(c.s / c.m.channel_min_bytes[p], 1.0, float(c.m.channels))
+    return got
+
+
 def _channels(c: _Ctx, p: int) -> FloatArray:
     """Share of the bandwidth a message of ``c.s`` bytes gets: the channels it can fill / all channels."""
-    xp = c.xp
     got = c._memo.get(p)
     if got is None:
-        # continuous, so the time never falls as the message grows (below C x min bytes the time is flat)
-        used = xp.clip(c.s / c.m.channel_min_bytes[p], 1.0, float(c.m.channels))
-        got = c._memo[p] = xp.asarray(used / c.m.channels)
+        got = c._memo[p] = c.xp.asarray(_channels_used(c, p) / c.m.channels)
     return got
 
 
@@ -687,7 +695,7 @@ def _tree_fill(c: _Ctx, p: int, per_byte: FloatArray) -> FloatArray:
     time per byte over the channels in use)."""
     xp = c.xp
     m = c.m
-    used = xp.clip(c.s / m.channel_min_bytes[p], 1.0, float(m.channels))
+    used = _channels_used(c, p)
     per_channel = c.s / used
     chunk = xp.asarray(m.tree_chunk_bytes[p])
     depth = c.a - 1.0 + xp.log2(c.k)
@@ -763,7 +771,7 @@ def _collnet_chain_chunk(c: _Ctx) -> FloatArray:
     than depth x 64 (down to 128 KiB), depth x 8 (64 KiB) and depth (32 KiB) chunks; depth = ranks per
     domain (``collnetChain.depth = nRanks / nNodes``, connect.cc); channels as :func:`_channels` uses."""
     xp = c.xp
-    used = xp.clip(c.s / c.m.channel_min_bytes[2], 1.0, float(c.m.channels))
+    used = _channels_used(c, 2)
     chunk = xp.asarray(c.m.collnet_chain_chunk_bytes)
     for times, floor in ((64.0, 131072.0), (8.0, 65536.0), (1.0, 32768.0)):
         # each of NCCL's three halving loops starts above its floor by one halving at most
