@@ -106,6 +106,13 @@ def test_host_link_is_a_catalog_fact_with_a_stated_default() -> None:
     assert gb200.host_link_bandwidth > 3 * h100.host_link_bandwidth  # NVLink-C2C vs PCIe Gen5
     assert not h100.host_link_assumed
     assert mi300x.host_link_assumed  # no entry: PCIe Gen5 x16 assumed, and said so
+    # the link the copies share with GPUDirect RDMA: NVLink-C2C's 450 GB/s per direction on Grace
+    # superchips, the copies' own PCIe link elsewhere
+    from wanka.catalog import catalog
+
+    for a in catalog().accelerators.records:
+        assert a.host_link_capacity >= a.host_link_bandwidth, a.name
+    assert gb200.host_link_capacity == pytest.approx(450e9) and h100.host_link_capacity == h100.host_link_bandwidth
 
 
 def test_nemo_fsdp_row_without_recompute_fits_by_offloading_as_nvidia_runs_it() -> None:
@@ -140,3 +147,75 @@ def test_host_link_is_the_published_copy_rate_where_one_is_published() -> None:
         assert accelerator(name).host_link_bandwidth == pytest.approx((h2d + d2h) / 2 * 1e9), name
     assert accelerator("GB300").host_link_bandwidth == pytest.approx(194e9)  # memory share < (211 + 193) / 2
     assert accelerator("H100-SXM5-80GB").host_link_bandwidth < 0.85 * 63e9  # not PCIe Gen5's line rate
+
+
+def test_offloaded_activations_must_fit_in_the_nodes_host_memory() -> None:
+    # a GB200 tray's two Grace CPUs hold 894 GiB of LPDDR5X for its 4 GPUs (catalog node): what the
+    # node's GPUs offload must fit there, or the layout cannot run, however much HBM it frees
+    from wanka.catalog import node
+    from wanka.engine.api import estimate_step
+    from wanka.errors import InfeasibleError
+
+    sc = _sc()
+    ctx = make_context(sc)
+    per_gpu = node("GB200-NVL72-tray").host_memory_bytes / 4
+    assert ctx.host_memory_per_gpu == pytest.approx(per_gpu)
+    offs = [10, 20, 30, 40, 50, 60, 70, 79]
+    st = Strategies.from_columns(tp=1, pp=1, dp=64, zero=3, sp=False, recompute=0, micro_batch=2, offload=offs)
+    res = evaluate_batch(ctx, st, 1.0)
+    held = np.asarray(res.raw["offloaded_bytes"], dtype=float)
+    hbm_ok = np.asarray(res.raw["memory_bytes"], dtype=float) <= ctx.hbm_usable
+    assert np.all(np.diff(held) > 0)  # each further layer offloaded is held in host memory
+    too_much = held > per_gpu
+    assert too_much.any() and (~too_much).any()  # the limit binds inside the range tried
+    assert list(res.fits) == list(hbm_ok & ~too_much)
+    assert all(int(r) == -2 for r in res.reason[too_much])
+    # offloading 70 of 80 layers frees enough HBM but holds more than the Grace memory: only the host
+    # limit rejects it, with an error naming the field and the host memory
+    binds = too_much & hbm_ok
+    assert binds.any()
+    k = int(np.flatnonzero(binds)[0])
+    par = sc.parallel.model_copy(update={"offload_layers": offs[k]})  # type: ignore[union-attr]
+    big = sc.model_copy(update={"parallel": par})
+    with pytest.raises(InfeasibleError, match=r"offload_layers = \d+: .*host memory"):
+        estimate_step(big)
+    r = estimate_step(big, require_fit=False)
+    assert r.memory.offloaded == pytest.approx(held[k]) and not r.memory.fits_host and not r.memory.fits
+    d = r.memory.to_dict()
+    assert d["offloaded"] == pytest.approx(held[k]) and d["host_capacity"] == pytest.approx(per_gpu)
+
+
+def test_without_offload_the_host_memory_never_binds() -> None:
+    sc = _sc()
+    r = evaluate_batch(make_context(sc), Strategies.from_columns(tp=1, pp=1, dp=64, zero=3, recompute=2), 1.0)
+    assert float(np.asarray(r.raw["offloaded_bytes"]).ravel()[0]) == 0.0
+    assert bool(r.fits[0]) == bool(float(r.memory_bytes[0]) <= make_context(sc).hbm_usable)
+
+
+def test_nic_traffic_shares_the_host_link_with_the_copies_on_pcie_not_on_grace() -> None:
+    # GPUDirect RDMA crosses the GPU's one PCIe link (or, on GB200, NVLink-C2C behind Grace) beside the
+    # offload copies: on a PCIe host a busy NIC leaves the copies less of the link; Grace's 450 GB/s link
+    # leaves its memory-bound 197 GB/s copies whole
+    from types import SimpleNamespace
+
+    from wanka.engine.core import offload_time
+
+    cm = SimpleNamespace(t_fwd=np.array([1.0]), t_bwd=np.array([2.0]), t_rec=np.array([0.0]))
+    for acc, shared in (("H100-SXM5-80GB", True), ("GB200", False)):
+        ctx = make_context(_sc(acc))
+        st = Strategies.from_columns(tp=1, pp=1, dp=64, zero=3, sp=False, recompute=0, micro_batch=2, offload=[40])
+        off = np.array([0.9 * ctx.acc.host_link_bandwidth])  # 0.9 s of copies: hidden behind a 1 s forward
+        quiet = float(offload_time(ctx, st, cm, off, 0.0)[0])
+        busy = float(offload_time(ctx, st, cm, off, np.array([1.5]))[0])  # NIC busy half the 3 s
+        nic_rate = 1.5 * ctx.scale_out_bw * ctx.cal.scale_out_efficiency / 3.0
+        hbm = 2.0 * off[0] / (ctx.hbm_bw * ctx.cal.elementwise_efficiency)
+        assert quiet == pytest.approx(hbm)  # nothing exposed but the copies' HBM traffic
+        if shared:
+            assert ctx.acc.host_link_capacity == ctx.acc.host_link_bandwidth  # a PCIe link bounds both
+            rate = ctx.acc.host_link_capacity - nic_rate
+            # conservation on the shared link: exposed >= copy time at what the NIC leaves - the forward
+            assert busy == pytest.approx(hbm + (off[0] / rate - 1.0))
+            assert busy > quiet
+        else:
+            assert ctx.acc.host_link_capacity - nic_rate > ctx.acc.host_link_bandwidth
+            assert busy == pytest.approx(quiet)

@@ -98,6 +98,13 @@ class AcceleratorEntry(_Entry):
         description="GPU <-> host memory copy bandwidth per GPU, one direction, 10^9 B/s (the lesser of the "
         "link and the GPU's share of host memory bandwidth); None = PCIe Gen5 x16 (63 GB/s), an assumption",
     )
+    host_link_line_gbytes_per_s_per_direction: float | None = Field(
+        None,
+        gt=0,
+        description="the GPU's host link itself, one direction, 10^9 B/s, where it is faster than the copies "
+        "(a Grace superchip's NVLink-C2C, whose copies the Grace memory bounds); GPUDirect RDMA traffic of the "
+        "NICs crosses this link beside the copies. None = the copy bandwidth (a PCIe link bounds both)",
+    )
     default_node: str | None = None
     assumptions: list[str] = []
 
@@ -131,6 +138,8 @@ class Accelerator:
     fp8_gemm_any_layout: bool = False  # FP8 GEMMs in any operand layout (no transposed FP8 copy needed)
     host_link_bandwidth: float = PCIE5_X16_BYTES_PER_S  # GPU <-> host copies, one direction
     host_link_assumed: bool = True  # the catalog entry gives no host-link figure
+    # the host link the copies share with the NICs' GPUDirect RDMA traffic, one direction (>= the copies')
+    host_link_capacity: float = PCIE5_X16_BYTES_PER_S
     # achieved all-reduce busbw / scale-up link rate on this link technology; None = the calibration's
     scale_up_link_efficiency: float | None = None
     # NVLS all-reduce algbw / scale-up link rate on 8 ranks of this switch generation; None = NVLink 4's
@@ -169,6 +178,12 @@ class Accelerator:
                 else e.host_link_gbytes_per_s_per_direction * GIGA
             ),
             host_link_assumed=e.host_link_gbytes_per_s_per_direction is None,
+            host_link_capacity=max(
+                PCIE5_X16_BYTES_PER_S
+                if e.host_link_gbytes_per_s_per_direction is None
+                else e.host_link_gbytes_per_s_per_direction * GIGA,
+                (e.host_link_line_gbytes_per_s_per_direction or 0.0) * GIGA,
+            ),
             scale_up_link_efficiency=e.scale_up_link_efficiency,
             scale_up_nvls_efficiency=e.scale_up_nvls_efficiency,
         )

@@ -79,7 +79,9 @@ def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> No
     console.print(
         f"{lbl('strategy', 10)}tp {st['tp']} · pp {st['pp']} (vpp {st['vpp']}) · dp {st['dp']} · "
         f"cp {st['cp']}{cp_kind} · "
-        f"ep {st['ep']} · zero {st['zero']} · {tx('recompute')} {st['recompute']} · micro-batch {st['micro_batch']} · "
+        f"ep {st['ep']} · zero {st['zero']} · {tx('recompute')} {st['recompute']}"
+        + (f" · offload {st['offload_layers']} layers" if st.get("offload_layers") else "")
+        + f" · micro-batch {st['micro_batch']} · "
         f"{tx('global batch')} {sc.training.global_batch_seqs:,} × {sc.seq_len:,} tok"
     )
     console.print()
@@ -111,6 +113,12 @@ def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> No
         f"{format_bytes(m.activations)} · {tx('buffers')} {format_bytes(m.buffers)} = {format_bytes(m.total)} "
         f"{tx('of')} {format_bytes(m.capacity)} {mark}"
     )
+    if m.offloaded > 0:
+        host = "" if m.host_capacity == float("inf") else f" {tx('of')} {format_bytes(m.host_capacity)}"
+        console.print(
+            f" {lbl('host memory', 14)}{tx('offloaded activations')} {format_bytes(m.offloaded)}{host} "
+            + ("✓" if m.fits_host else f"✗ {tx('does not fit')}")
+        )
     console.print(
         f" {lbl('time to train', 15)}{sc.training.tokens / 1e12:,.2f} T tokens → {format_duration(r.time_to_train_s)} "
         f"{tx('at steady state (see `wanka reliability` for restarts)')}"

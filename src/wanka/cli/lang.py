@@ -128,6 +128,7 @@ LABELS: dict[str, str] = {
     "buffers": "缓冲",
     "of": "/",
     "does not fit": "放不下",
+    "offloaded activations": "卸载的激活",
     "time to train": "训练时长",
     "at steady state (see `wanka reliability` for restarts)": "（稳态；含重启见 `wanka reliability`）",
     "save": "保存",

@@ -68,6 +68,8 @@ def result_at(ctx: Context, st: Strategies, raw: dict[str, Any], i: int, tokens:
         activations=_scalar(mem["activations"], i),
         buffers=_scalar(mem["buffers"], i),
         capacity=ctx.hbm_usable,
+        offloaded=_scalar(raw["offloaded_bytes"], i),
+        host_capacity=ctx.host_memory_per_gpu,
     )
     tps = _scalar(raw["tokens_per_s_per_gpu"], i)
     return StepResult(
@@ -128,6 +130,13 @@ def estimate_step(scenario: Scenario, *, require_fit: bool = True, cal: Calibrat
     except ArithmeticError:  # Python floats raise where numpy gives inf or nan: the batch path's numbers
         raw = evaluate(ctx, st)
     res = result_at(ctx, st, raw, 0, scenario.training.tokens)
+    if require_fit and res.memory.fits_hbm and not res.memory.fits_host:
+        raise InfeasibleError(
+            f"parallel.offload_layers = {par.offload_layers}: the offloaded activations need "
+            f"{format_bytes(res.memory.offloaded)} of host memory per GPU, more than the node's "
+            f"{format_bytes(res.memory.host_capacity)} per GPU ({scenario.cluster.gpus_per_node} GPUs share it); "
+            "offload fewer layers, or raise zero, tp or recompute"
+        )
     if require_fit and not res.memory.fits:
         raise InfeasibleError(
             f"does not fit: {format_bytes(res.memory.total)} per GPU needed "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wanka.calibration import Calibration, default_calibration
-from wanka.catalog import Accelerator, accelerator
+from wanka.catalog import Accelerator, accelerator, node
 from wanka.catalog.software import PipelineSplits, cudnn_frontend_version, kernel_time_factor, pipeline_splits
 from wanka.errors import InfeasibleError, SpecError
 from wanka.network.groups import fabric_slowdowns, scale_out_bw, scale_up_bw
@@ -101,11 +101,21 @@ class Context:
     # time factor of the fused grouped MLP's FC2-dgrad + dGLU kernel when FC1 has a bias, from the cuDNN frontend
     # the software pins (catalog kernel_regressions; 1 = no published regression)
     dglu_dbias_factor: float = 1.0
+    # host memory (DRAM, or a Grace superchip's LPDDR5X) per GPU: the node's, shared by its GPUs; what
+    # activation offload may fill (inf where the cluster names no catalog node and its accelerator none)
+    host_memory_per_gpu: float = float("inf")
 
     @property
     def hbm_usable(self) -> float:
         """HBM a process can allocate (the driver keeps a share): the capacity ``fits`` is judged by."""
         return self.hbm_bytes * self.cal.usable_hbm_fraction
+
+
+def _host_memory_per_gpu(cluster: ClusterSpec, acc: Accelerator) -> float:
+    """The node's host memory over the GPUs that share it (its catalog node, else the accelerator's
+    default node; inf when neither is known)."""
+    name = cluster.node or acc.default_node
+    return node(name).host_memory_bytes / cluster.gpus_per_node if name else float("inf")
 
 
 def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
@@ -199,6 +209,7 @@ def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:
         eager_bias_fp32_moe=expert_bias_fp32_probs_bytes_per_token(model, "moe", act_bytes),
         splits=_splits(scenario),
         dglu_dbias_factor=dglu,
+        host_memory_per_gpu=_host_memory_per_gpu(cluster, acc),
     )
 
 

@@ -1800,13 +1800,26 @@ def offloaded_bytes(ctx: Context, st: Strategies, nd: Arr, nm: Arr, act_dense: A
     return np.asarray(off_d * act_dense + (n - off_d) * act_moe)
 
 
-def offload_time(ctx: Context, st: Strategies, cm: Compute, off: Arr) -> Arr:
+def offload_time(ctx: Context, st: Strategies, cm: Compute, off: Arr, nic_busy_mb: Arr | float = 0.0) -> Arr:
     """Exposed time per micro-batch of activation offloading: the forward's device-to-host copies run
     beside the whole forward and the reloads beside the backward (Transformer Engine spreads the
     offloaded layers' copies over the stage, ``layer_window_map``), each exposed only where it outlasts
     that compute on the host link (``acc.host_link_bandwidth``); the copies read and then write the
-    offloaded bytes in HBM, bandwidth the kernels lose (TE CPU offloading guide)."""
-    t_copy = off / ctx.acc.host_link_bandwidth
+    offloaded bytes in HBM, bandwidth the kernels lose (TE CPU offloading guide).
+
+    The NICs' GPUDirect RDMA traffic crosses the same host link (a GPU has one PCIe link; a GB200's NIC
+    sits behind Grace, across NVLink-C2C): ``nic_busy_mb`` seconds per micro-batch at the NIC's
+    achievable rate, spread over the micro-batch's compute, leave the copies ``acc.host_link_capacity``
+    less that rate (never more than their own bandwidth). A PCIe host whose 400 Gb/s NIC is busy half
+    the step keeps ~half of its 51 GB/s for the copies; a Grace superchip's 450 GB/s link keeps its
+    197 GB/s memory-bound copies."""
+    window = np.maximum(cm.t_fwd + cm.t_bwd + cm.t_rec, 1e-12)
+    nic_bytes = np.maximum(np.asarray(nic_busy_mb, dtype=float), 0.0) * ctx.scale_out_bw * ctx.cal.scale_out_efficiency
+    nic_rate = np.minimum(nic_bytes / window, ctx.scale_out_bw)
+    acc = ctx.acc
+    left = np.maximum(acc.host_link_capacity - nic_rate, 1e-3 * acc.host_link_bandwidth)
+    rate = np.minimum(acc.host_link_bandwidth, left)
+    t_copy = off / rate
     exposed = np.maximum(0.0, t_copy - cm.t_fwd) + np.maximum(0.0, t_copy - cm.t_bwd)
     return np.asarray(np.where(off > 0, exposed + _hbm_time(ctx, 2.0 * off), 0.0))
 
@@ -2101,7 +2114,9 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
     lk = links(ctx, sh, cm, comms, {**per_step, "pp": ppc.exposed, "dp": dpc.exposed})
     compute_total = m_mb * (cm.t_fwd + cm.t_bwd)
     mem = memory(ctx, st, sh, cm, pr)
-    t_offload = offload_time(ctx, st, cm, mem.offloaded)
+    # the NICs' traffic of the step shares the host link with the copies (per micro-batch, spread over it)
+    nic_busy = sum(lk.busy["nic"].values(), np.zeros_like(sh.tp))
+    t_offload = offload_time(ctx, st, cm, mem.offloaded, nic_busy / sh.m_mb)
     breakdown = {
         "compute": compute_total,
         "recompute": m_mb * (cm.t_rec + t_offload),  # the time memory saving costs: recompute, offload
@@ -2139,7 +2154,10 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
             "buffers": mem.buffers,
         },
         "memory_bytes": total_mem,
-        "fits": total_mem <= ctx.hbm_usable,
+        # activation offload holds one micro-batch's offloaded layers per GPU in the node's host memory
+        # (pp = 1: one micro-batch in flight), beside what the node's other GPUs offload
+        "offloaded_bytes": mem.offloaded,
+        "fits": (total_mem <= ctx.hbm_usable) & (mem.offloaded <= ctx.host_memory_per_gpu),
         "tokens_per_s_per_gpu": tps_gpu,
         "mfu": mfu,
         "hfu": hfu,

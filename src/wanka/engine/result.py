@@ -18,14 +18,27 @@ class MemoryBreakdown:
     activations: float
     buffers: float
     capacity: float
+    # activations offloaded to host memory (one micro-batch's offloaded layers) and the host memory per
+    # GPU they may fill (the node's over its GPUs; inf when no catalog node is known)
+    offloaded: float = 0.0
+    host_capacity: float = float("inf")
 
     @property
     def total(self) -> float:
+        """Bytes in HBM (offloaded activations are not among them)."""
         return self.weights + self.gradients + self.optimizer + self.activations + self.buffers
 
     @property
-    def fits(self) -> bool:
+    def fits_hbm(self) -> bool:
         return self.total <= self.capacity
+
+    @property
+    def fits_host(self) -> bool:
+        return self.offloaded <= self.host_capacity
+
+    @property
+    def fits(self) -> bool:
+        return self.fits_hbm and self.fits_host
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +49,8 @@ class MemoryBreakdown:
             "buffers": self.buffers,
             "total": self.total,
             "capacity": self.capacity,
+            "offloaded": self.offloaded,
+            "host_capacity": None if self.host_capacity == float("inf") else self.host_capacity,
             "fits": self.fits,
         }
 

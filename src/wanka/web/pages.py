@@ -159,7 +159,8 @@ def _planner_view(q: dict[str, str], lang: str) -> dict[str, Any]:
         st = step.strategy
         lay = f"TP{st['tp']} · PP{st['pp']}" + (f" (VPP{st['vpp']})" if st["vpp"] > 1 else "")
         lay += f" · CP{st['cp']} · DP{st['dp']}" + (f" · EP{st['ep']}" if st["ep"] > 1 else "")
-        lay += f" · ZeRO {st['zero']} · {st['recompute']} · mb {st['micro_batch']}"
+        saving = f"offload {st['offload_layers']}" if st.get("offload_layers") else st["recompute"]
+        lay += f" · ZeRO {st['zero']} · {saving} · mb {st['micro_batch']}"
         src = L("strategy_scenario") if a.strategy is None or not a.strategy.searched else L("strategy_search")
         head += [
             ("strategy", L("strategy"), f"{lay} ({src}, {step.gpus:,} GPU)"),
