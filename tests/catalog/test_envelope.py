@@ -108,6 +108,7 @@ def _a100_405b_best(tmp_path: Path) -> Path:
         "zero": best.zero,
         "recompute": best.recompute,
         "cp_comm_type": best.cp_comm_type,
+        "offload_layers": best.offload_layers,
     }
     d["training"]["micro_batch"] = best.micro_batch
     f = tmp_path / "best.yaml"

@@ -34,3 +34,15 @@ def test_full_graphs_and_dense_models_keep_the_plain_switch() -> None:
         assert "model.config.enable_cuda_graph=true" in nm
     off = _sc("gpt-oss-120b", cuda_graphs=False, cuda_graphs_moe=False)
     assert not any("cuda" in a for a in launch_args(off, "megatron") + launch_args(off, "nemo"))
+
+
+def test_activation_offload_is_exported_for_megatron_and_nemo() -> None:
+    # Megatron-Core's flag (cpu_offloading_num_layers > 0 turns cpu_offloading on) and Megatron-Bridge's
+    # activation-only override: a plan that fits only by offloading must not export a launch that OOMs
+    sc = _sc("llama3-8b", recompute="none", offload_layers=16)
+    assert "--cpu-offloading-num-layers 16" in launch_args(sc, "megatron")
+    nm = launch_args(sc, "nemo")
+    assert "model.config.cpu_offloading=true" in nm and "model.config.cpu_offloading_num_layers=16" in nm
+    assert "model.config.cpu_offloading_weights=false" in nm
+    plain = _sc("llama3-8b", recompute="none")
+    assert not any("offload" in a for a in launch_args(plain, "megatron") + launch_args(plain, "nemo"))

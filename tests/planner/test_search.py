@@ -178,3 +178,40 @@ def test_a_search_that_times_nothing_names_what_dropped_every_layout() -> None:
     assert res.top == () and res.evaluated == 0
     (note,) = [n for n in res.notes if n.startswith("no feasible strategy")]
     assert "tp does not divide n_heads" in note and "does not fit in HBM" in note and "none" not in note
+
+
+def test_search_finds_the_offloading_fsdp_layout_nvidia_runs_on_gb200() -> None:
+    # Megatron-Bridge's Llama 3 70B GB200 FP8 preset runs FSDP over 64 GPUs at micro-batch 2 with no
+    # recompute and activation offload (cpu_offloading_num_layers 40; here, without the preset's
+    # software switches, 50 layers fit): the search must rank at least as fast as that layout, which
+    # fits only by offloading
+    from wanka.spec import parse_scenario
+
+    sc = parse_scenario(
+        {
+            "cluster": {"accelerator": "GB200", "nodes": 16, "gpus_per_node": 4},
+            "model": "llama3-70b",
+            "training": {
+                "tokens": 1e11,
+                "global_batch_seqs": 256,
+                "micro_batch": 2,
+                "seq_len": 8192,
+                "precision": "fp8",
+            },
+            "parallel": {"tp": 1, "pp": 1, "dp": 64, "zero": 3, "sp": False, "recompute": "none", "offload_layers": 50},
+        }
+    )
+    r = search(sc, top=5)
+    b = r.baseline
+    assert b is not None and b.feasible, b and b.why_not
+    assert r.best.step_time_s <= b.candidate.step_time_s * (1 + 1e-12)
+    assert b.rank is not None and b.rank <= r.feasible
+    # without offload, no-recompute FSDP at micro-batch 2 does not fit: the recipe's own shape needs it
+    same = [c for c in r.top if (c.tp, c.pp, c.dp, c.zero, c.micro_batch) == (1, 1, 64, 3, 2) and c.recompute == "none"]
+    assert all(c.offload_layers > 0 for c in same)
+    best = r.best
+    if best.offload_layers:
+        spec = best.parallel_spec()
+        assert spec.offload_layers == best.offload_layers and spec.pp == 1 and spec.recompute == "none"
+        assert best.memory_saving() == f"offload {best.offload_layers}"
+        assert best.to_dict()["offload_layers"] == best.offload_layers

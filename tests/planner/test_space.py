@@ -95,6 +95,7 @@ def test_every_returned_strategy_is_feasible_fits_and_spans_the_job(
             recompute=[c.recompute],
             sp=[c.sp],
             cp_comm=[c.cp_comm_type],
+            offload=[c.offload_layers],
         )
         again = evaluate_batch(ctx, st, sc.training.tokens)  # type: ignore[union-attr]
         assert int(again.reason[0]) == -1
@@ -120,3 +121,21 @@ def test_hybrid_shard_groups_are_a_search_dimension() -> None:
     for c in r.top:
         spec = c.parallel_spec()  # round-trips through the spec's validation
         assert spec.zero_shard_group == c.zero_shard_group
+
+
+def test_activation_offload_is_a_search_dimension_where_megatron_allows_it() -> None:
+    # Megatron-Core's cpu_offloading: pp = 1, no recompute, fewer layers than the model has; the space
+    # tries k/8 of the layers there and nowhere else
+    sc = small(nodes=4, model="llama3-8b", batch=64)
+    ctx = make_context(job_scenario(sc))
+    st, _ = enumerate_space(ctx, SearchSpace(micro_batches=(1, 2), vpp_max=2))
+    off = st.offload > 0
+    assert off.any()
+    assert np.all(st.pp[off] == 1) and np.all(st.recompute[off] == 0)
+    layers = sc.model.n_layers  # type: ignore[union-attr]
+    assert set(st.offload[off].tolist()) == {round(layers * k / 8) for k in range(1, 8)}
+    # every pp = 1, recompute-none row has its offloaded twins; no offload without that row
+    none = (st.pp == 1) & (st.recompute == 0) & ~off
+    assert int(off.sum()) == 7 * int(none.sum())
+    plain, _ = enumerate_space(ctx, SearchSpace(micro_batches=(1, 2), vpp_max=2, offload_eighths=()))
+    assert not np.any(plain.offload > 0) and len(plain) == len(st) - int(off.sum())

@@ -54,7 +54,7 @@ def print_search(sc: Scenario, r: SearchResult) -> None:
             f"{c.layout()}{vpp}",
             str(c.micro_batch),
             str(c.zero),
-            c.recompute,
+            c.memory_saving(),
             f"{c.step_time_s:.3f} s",
             f"{c.mfu:.1%}",
             format_bytes(c.memory_bytes),
@@ -94,7 +94,7 @@ def print_search(sc: Scenario, r: SearchResult) -> None:
         own = tx("scenario's strategy")
         console.print(
             f" {own}  {c.layout()} vpp {c.vpp} · {tx('mb')} {c.micro_batch} · zero {c.zero} · "
-            f"{tx('recompute')} {c.recompute}: {tx('step')} {c.step_time_s:.3f} s, {where}"
+            f"{tx('recompute')} {c.memory_saving()}: {tx('step')} {c.step_time_s:.3f} s, {where}"
         )
     if r.pareto and r.pareto_axes:
         x, y = r.pareto_axes

@@ -92,6 +92,10 @@ def _megatron(sc: Scenario) -> list[str]:
         a.append("--recompute-granularity selective")
     elif full := _full_recompute(sc):
         a += ["--recompute-granularity full", f"--recompute-method {full[0]}", f"--recompute-num-layers {full[1]}"]
+    if p.offload_layers:
+        # Megatron-Core ModelParallelConfig.cpu_offloading_num_layers (its flag; arguments.py turns
+        # cpu_offloading on when it is > 0): the first N layers' saved activations go to host memory
+        a.append(f"--cpu-offloading-num-layers {p.offload_layers}")
     if p.tp_comm_overlap and p.tp > 1:
         a.append("--tp-comm-overlap")
     muon = t.optimizer == "muon"
@@ -181,6 +185,14 @@ def _nemo(sc: Scenario) -> list[str]:
             "model.config.recompute_granularity=full",
             f"model.config.recompute_method={full[0]}",
             f"model.config.recompute_num_layers={full[1]}",
+        ]
+    if p.offload_layers:
+        # Megatron-Bridge scripts/performance/utils/overrides.py (--activation_offload_layers): activations
+        # only, not weights
+        a += [
+            "model.config.cpu_offloading=true",
+            "model.config.cpu_offloading_weights=false",
+            f"model.config.cpu_offloading_num_layers={p.offload_layers}",
         ]
     if p.tp_comm_overlap and p.tp > 1:
         a.append("model.config.tp_comm_overlap=true")

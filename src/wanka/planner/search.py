@@ -51,7 +51,8 @@ OBJECTIVES: tuple[str, ...] = ("time", "cost", "energy")
 _RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
 _CP_COMM_NAMES = {v: k for k, v in CP_COMM_CODES.items()}
 # cp_comm last: among otherwise equal strategies the ring (code 0) ranks first
-_COLS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero", "recompute", "shard", "cp_comm")
+# (offload after recompute: among otherwise equal strategies the one offloading fewer layers ranks first)
+_COLS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero", "recompute", "offload", "shard", "cp_comm")
 _COMM = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 LABELS = {
     "compute": "compute",
@@ -95,6 +96,7 @@ class Candidate:
     reason: str = ""
     zero_shard_group: int | None = None  # hybrid sharding group; None = all dp·cp ranks
     cp_comm_type: str = "p2p"  # context-parallel exchange (ParallelSpec.cp_comm_type)
+    offload_layers: int = 0  # layers whose saved activations go to host memory (ParallelSpec.offload_layers)
     energy_j: float | None = None
     energy_cost: float | None = None
     goodput: float | None = None
@@ -121,7 +123,12 @@ class Candidate:
             zero_shard_group=self.zero_shard_group,
             recompute=self.recompute,  # type: ignore[arg-type]
             cp_comm_type=self.cp_comm_type,  # type: ignore[arg-type]
+            offload_layers=self.offload_layers,
         )
+
+    def memory_saving(self) -> str:
+        """How the layout saves activation memory: its recompute mode, or the layers it offloads."""
+        return f"offload {self.offload_layers}" if self.offload_layers else self.recompute
 
     def layout(self) -> str:
         s = f"TP{self.tp}/PP{self.pp}/CP{self.cp}" + (f"({self.cp_comm_type})" if self.cp > 1 else "")
@@ -141,6 +148,7 @@ class Candidate:
             "vpp": self.vpp,
             "micro_batch": self.micro_batch,
             "recompute": self.recompute,
+            "offload_layers": self.offload_layers,
             "zero": self.zero,
             "zero_shard_group": self.zero_shard_group,
             "cp_comm_type": self.cp_comm_type,
@@ -298,6 +306,7 @@ class _Table:
             sp=bool(c["sp"][i]),
             zero_shard_group=int(c["shard"][i]) or None,
             cp_comm_type=_CP_COMM_NAMES[int(c["cp_comm"][i])],
+            offload_layers=int(c["offload"][i]),
             step_time_s=float(self.step[i]),
             mfu=float(self.mfu[i]),
             tokens_per_s_per_gpu=float(self.tps[i]),

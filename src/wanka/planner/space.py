@@ -12,10 +12,15 @@ Shape rules first, memory second, time last:
 3. the surviving shapes are crossed with micro-batch (divisors of the per-replica batch),
    vpp (``pp·vpp ≤ layers + 2``, micro-batches divisible by ``pp``; which uneven splits exist follows
    the software's Megatron-Core release, engine rules 4-6; uneven chunks are paced by the
-   largest), ZeRO 0-3 and recompute
-   none/selective/full; ``sp`` is on whenever ``tp > 1``. Where ``cp > 1`` the context-parallel
-   exchange (``cp_comm_type``: ring, all-gather, Ulysses all-to-all where the heads per tp rank split
-   over cp, all-to-all inside the scale-up domain + ring across it where that differs from both) is
+   largest), ZeRO 0-3 and recompute none/selective/full; ``sp`` is on whenever ``tp > 1``. Where
+   ``pp = 1`` and recompute is none, activation offload (``offload_layers``: the saved activations of
+   the first k/8 of the layers kept in host memory, Transformer Engine's CPU offload as Megatron-Core's
+   ``cpu_offloading_num_layers`` runs it; Megatron-Core allows it with neither pipelining nor
+   recompute) is tried too, so a layout that fits only by offloading (FSDP on a Grace superchip's
+   coherent host link) is found; the engine holds what is offloaded to the node's host memory. Where
+   ``cp > 1`` the context-parallel exchange (``cp_comm_type``: ring, all-gather, Ulysses all-to-all
+   where the heads per tp rank split over cp, all-to-all inside the scale-up domain + ring across it
+   where that differs from both) is
    chosen once per shape: the fastest of those that fit at the shape's least-memory settings (ties go
    to the ring), so the space does not grow fourfold (it is ~90% cp > 1 shapes for a 4K-token MoE job).
 
@@ -59,6 +64,9 @@ class SearchSpace:
     shard_groups: tuple[int, ...] = (0,)
     # context-parallel exchanges tried where cp > 1 (ParallelSpec.cp_comm_type)
     cp_comm: tuple[str, ...] = ("p2p", "all_gather", "a2a", "a2a+p2p")
+    # activation offload where pp = 1 and recompute none: the first k/8 of the layers for each k given
+    # (() = never offload); as the validator completes an unpublished setting (validate.run)
+    offload_eighths: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7)
 
 
 @dataclass
@@ -171,7 +179,7 @@ def _columns(
 
 
 _SHAPE = ("tp", "cp", "pp", "dp", "ep")
-_FULL = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "vpp", "zero", "recompute", "shard", "cp_comm")
+_FULL = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "vpp", "zero", "recompute", "shard", "cp_comm", "offload")
 
 
 def _memory_survivors(
@@ -185,7 +193,7 @@ def _memory_survivors(
         return shapes
     least_rec = max(space.recompute)
     mb = min(space.micro_batches)
-    rows = [(*s, mb, 1, z, least_rec, 0, 0) for s in shapes for z in space.zero]  # ring: the least memory
+    rows = [(*s, mb, 1, z, least_rec, 0, 0, 0) for s in shapes for z in space.zero]  # ring: the least memory
     res = evaluate_batch(ctx, _columns(rows, _FULL, switches), 1.0)
     fits = np.asarray(np.any(np.asarray(res.fits).reshape(len(shapes), len(space.zero)), axis=1), dtype=bool)
     return [s for i, s in enumerate(shapes) if fits[i]]
@@ -208,7 +216,7 @@ def _cp_comm_choice(
         kinds = cp_comm_candidates(ctx, space, sh[0], sh[1])
         if len(kinds) > 1:
             for c in kinds:
-                rows.append((*sh, mb, 1, z, least_rec, 0, c))
+                rows.append((*sh, mb, 1, z, least_rec, 0, c, 0))
                 keys.append((sh, c))
     choice = {sh: (cp_comm_candidates(ctx, space, sh[0], sh[1]) or [0])[0] for sh in shapes}
     if not rows:
@@ -241,13 +249,24 @@ def enumerate_space(
     layers = m.n_layers + m.mtp_layers
     rows: list[tuple[int, ...]] = []
     cp_kind = _cp_comm_choice(ctx, kept, space, switches)
+    # offloaded layer counts: k/8 of the layers, neither none nor all (Megatron-Core: fewer than the model has)
+    offloads = sorted({round(layers * k / 8) for k in space.offload_eighths} - {0, layers})
     for tp, cp, pp, dp, ep in kept:
         dpc = dp * cp
         shards = [0] + [g for g in space.shard_groups if 1 < g < dpc and dpc % g == 0]
         kinds = [cp_kind[(tp, cp, pp, dp, ep)]]
         tail = [
-            (z, r, g, c) for z in space.zero for r in space.recompute for g in shards if g == 0 or z >= 1 for c in kinds
+            (z, r, g, c, 0)
+            for z in space.zero
+            for r in space.recompute
+            for g in shards
+            if g == 0 or z >= 1
+            for c in kinds
         ]
+        if pp == 1 and 0 in space.recompute:  # activation offload: no pipelining, no recompute
+            tail += [
+                (z, 0, g, c, o) for z in space.zero for g in shards if g == 0 or z >= 1 for c in kinds for o in offloads
+            ]
         per_replica = ctx.global_batch_seqs // dp
         for mb in space.micro_batches:
             if per_replica % mb:
@@ -257,7 +276,7 @@ def enumerate_space(
             for v in vpps:
                 if v > 1 and n_mb % pp:
                     continue
-                rows.extend((tp, cp, pp, dp, ep, mb, v, z, r, g, c) for z, r, g, c in tail)
+                rows.extend((tp, cp, pp, dp, ep, mb, v, z, r, g, c, o) for z, r, g, c, o in tail)
         if len(rows) > MAX_ROWS:
             raise SpecError(
                 f"more than {MAX_ROWS:,} strategies to evaluate; narrow the space (fewer micro-batch sizes, "
