@@ -45,3 +45,47 @@ def test_the_gap_terms_add_up_to_the_step_difference_and_set_rejects_unknown_con
             assert "--set" in str(e)
         else:
             raise AssertionError(f"{bad} accepted")
+
+
+def test_an_offloading_fsdp_recipe_is_ranked_and_never_beats_the_search() -> None:
+    # NeMo 26.04's Llama 3 70B on 64 GB200: FSDP at micro-batch 2 without recompute, which fits only by
+    # offloading activations (the validator's completion); the search tries offload too, so the recipe
+    # is one of its layouts and the search's best is no slower
+    from benchmarks.check_recipe_rank import latest_recipes
+
+    case = next(c for c in latest_recipes() if c.id.endswith("llama3_70b_gb200_fp8cs_64g"))
+    r = rank(case)
+    assert "error" not in r, r
+    assert r["recipe"]["offload_layers"] > 0 and r["recipe"]["recompute"] == "none"
+    assert r["rank"] is not None and r["percentile"] <= 0.05, r
+    assert r["best_over_recipe"] >= 0.0
+
+
+def test_all_mode_takes_each_configuration_once_at_its_latest_release() -> None:
+    import re
+
+    from benchmarks.check_recipe_rank import latest_recipes, summary
+
+    from wanka.validate.cases import load_cases
+
+    latest = latest_recipes()
+    keys = [re.sub(r"^nemo\d+_", "", c.id) for c in latest]
+    assert len(keys) == len(set(keys)) and len(keys) > 50
+    everything, _ = load_cases(ROOT / "benchmarks" / "extra_runs" / "nemo_perf_tables.yaml")
+    taken = {re.sub(r"^nemo\d+_", "", c.id): c for c in latest}
+    for c in everything:  # every configuration is taken, and none has a newer release than the one taken
+        if c.kind == "steady_state":
+            t = taken[re.sub(r"^nemo\d+_", "", c.id)]
+            assert release_version(str(c.raw["software"]["release"])) <= release_version(
+                str(t.raw["software"]["release"])
+            ), (c.id, t.id)
+    fake = [
+        {"id": "a", "rank": 1, "percentile": 0.01, "best_over_recipe": 0.0},
+        {"id": "b", "rank": 50, "percentile": 0.10, "best_over_recipe": 0.08},
+        {"id": "c", "rank": 3, "percentile": 0.03, "best_over_recipe": 0.02},
+        {"id": "d", "error": "rejected"},
+    ]
+    s = summary(fake)
+    assert (s["recipes"], s["ranked"], s["top_5pct"], s["best_within_5pct"], s["best_within_10pct"]) == (4, 3, 2, 2, 3)
+    assert s["median_percentile"] == 0.03 and s["median_best_over_recipe"] == 0.02
+    assert s["not_ranked"] == {"d": "rejected"}
