@@ -219,3 +219,55 @@ def test_nic_traffic_shares_the_host_link_with_the_copies_on_pcie_not_on_grace()
         else:
             assert ctx.acc.host_link_capacity - nic_rate > ctx.acc.host_link_bandwidth
             assert busy == pytest.approx(quiet)
+
+
+def _job(framework: str, release: str) -> dict[str, object]:
+    return {
+        "cluster": {"accelerator": "H100", "nodes": 2},
+        "model": "llama3-8b",
+        "training": {"global_batch_seqs": 64, "micro_batch": 1, "seq_len": 8192},
+        "software": {"framework": framework, "release": release},
+    }
+
+
+def test_frameworks_without_activation_offload_reject_it_and_search_never_tries_it() -> None:
+    # torchtitan's job config offers FSDP CPU offload of parameters only; Megatron-Core has cpu_offloading
+    # from 0.5 (core_v0.5.0 transformer_block.py), so Megatron-LM of 2023 (core 0.4) has none either
+    from wanka.engine.strategies import software_columns
+    from wanka.planner import SearchSpace, enumerate_space
+    from wanka.spec.training import ParallelSpec
+
+    par = {"tp": 1, "pp": 1, "dp": 16, "zero": 3, "recompute": "none", "offload_layers": 8}
+    with pytest.raises(WankaError, match="offload_layers"):
+        parse_scenario({**_job("torchtitan", "2024"), "parallel": par})
+    assert parse_scenario({**_job("nemo", "25.11"), "parallel": par}).parallel.offload_layers == 8  # type: ignore[union-attr]
+    counts = {}
+    for fw, rel in (("torchtitan", "2024"), ("llm-foundry", "2023"), ("nemo", "25.11"), ("megatron-lm", "2023")):
+        sc = parse_scenario(_job(fw, rel))
+        assert sc.software is not None
+        switches = software_columns(ParallelSpec(**sc.software.switches()))
+        st, _ = enumerate_space(make_context(sc), SearchSpace(micro_batches=(1,), vpp_max=1), switches)
+        counts[fw] = int((st.offload > 0).sum())
+    assert counts["nemo"] > 0
+    assert counts["torchtitan"] == counts["llm-foundry"] == counts["megatron-lm"] == 0
+    # the engine's rule holds whatever the columns say: Megatron-LM 2023 builds on Megatron-Core 0.4
+    rule = REASONS.index(next(r for r in REASONS if r.startswith("activation offload")))
+    old = make_context(parse_scenario(_job("megatron-lm", "2023")))
+    new = make_context(parse_scenario(_job("nemo", "25.11")))
+    st = Strategies.from_columns(tp=1, pp=1, dp=16, zero=3, recompute=0, offload=[8])
+    assert int(evaluate_batch(old, st, 1.0).reason[0]) == rule
+    assert int(evaluate_batch(new, st, 1.0).reason[0]) in (-1, -2)
+
+
+def test_validator_completes_with_offload_only_where_the_framework_has_it() -> None:
+    from wanka.validate.run import _candidates
+
+    cases, _ = load_cases(Path(__file__).resolve().parents[2] / "benchmarks" / "extra_runs" / "papers.yaml")
+    case = next(c for c in cases if c.id == "mpt_1b_h100_bf16_64gpu_seq2048")  # llm-foundry / Composer FSDP
+    from wanka.validate.cases import case_scenario
+
+    sc, unknown = case_scenario(case)
+    assert sc.parallel is not None and not sc.parallel.activation_offload
+    assert not np.any(_candidates(sc, unknown).offload > 0)
+    r = predict_case(case)
+    assert r.predicted is None or int(r.strategy["offload_layers"]) == 0  # type: ignore[call-overload]

@@ -73,6 +73,8 @@ DEFAULTS: dict[str, Any] = {
     # is off by default: megatron/core/distributed/distributed_data_parallel_config.py fp8_param_gather = False)
     "fp8_param_gather": False,
     "fp8_weight_cache": True,
+    # Megatron-Core's activation offload (cpu_offloading_num_layers, from core 0.5 through Transformer Engine)
+    "activation_offload": True,
 }
 SWITCHES = tuple(DEFAULTS)
 
@@ -162,6 +164,7 @@ class SwitchFields(BaseModel):
     fp8_output_proj: bool | None = None
     fp8_param_gather: bool | None = None
     fp8_weight_cache: bool | None = None
+    activation_offload: bool | None = None
 
 
 class SoftwareRule(_Ranged, SwitchFields):
@@ -300,6 +303,9 @@ _ACCOUNT = Version("0.11")  # --account-for-embedding/loss-in-pipeline-split; un
 _LAYOUT = Version("0.13")  # --pipeline-model-parallel-layout (any split; MTP layers in it from 0.14)
 _LAYOUT_MTP = Version("0.14")
 _PP2_INTERLEAVED = Version("0.8")  # vpp with pp = 2 when p2p communication overlaps (overlap_p2p_comm)
+# TransformerConfig.cpu_offloading_num_layers (activation offload through Transformer Engine): first in
+# Megatron-Core 0.5 (core_v0.5.0 transformer_block.py; not in core_v0.4.0)
+_CPU_OFFLOADING = Version("0.5")
 
 
 @dataclass(frozen=True)
@@ -327,6 +333,7 @@ class PipelineSplits:
     layout_any: bool = field(init=False)
     layout_mtp: bool = field(init=False)
     pp2_interleaved: bool = field(init=False)
+    cpu_offloading: bool = field(init=False)  # activation offload (a framework's own pipeline: its switch says)
 
     def __post_init__(self) -> None:
         v = None if self.megatron_core is None else Version(self.megatron_core)
@@ -336,6 +343,7 @@ class PipelineSplits:
             ("layout_any", _LAYOUT),
             ("layout_mtp", _LAYOUT_MTP),
             ("pp2_interleaved", _PP2_INTERLEAVED),
+            ("cpu_offloading", _CPU_OFFLOADING),
         ):
             object.__setattr__(self, name, v is None or v >= since)
 

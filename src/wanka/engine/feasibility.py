@@ -50,8 +50,9 @@ REASONS = (
     "splits heads over cp); lower cp or use cp_comm_type p2p",
     "cp_comm_type a2a+p2p: the all-to-all group (cp_a2a_size) must divide cp, the attention heads and the KV "
     "heads per tp rank; choose another cp_a2a_size",
-    "activation offload: offload_layers needs pp = 1, recompute none and fewer layers than the model has "
-    "(Megatron-Core cpu_offloading); set offload_layers 0 or meet those",
+    "activation offload: offload_layers needs pp = 1, recompute none, fewer layers than the model has and a "
+    "framework that offloads activations (Megatron-Core 0.5+ cpu_offloading; software activation_offload); set "
+    "offload_layers 0 or meet those",
     "block recompute: recompute_layers needs recompute full (Megatron-Core --recompute-method block); "
     "set recompute full or recompute_layers null",
     "optimizer muon: Megatron-Core runs Muon with every rank stepping all its parameters (zero 0) or as its "
@@ -146,7 +147,9 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
         rule(17, (st.cp_comm == 2) & (st.cp > 1) & ~splits(st.cp))
         rule(18, (st.cp_comm == 3) & (st.cp > 1) & ((st.cp % a2a != 0) | ~splits(a2a)))
     if np.any(st.offload > 0):
-        rule(19, (st.offload > 0) & ((st.pp > 1) | (st.recompute != 0) | (st.offload >= L)))
+        # a framework without the mechanism (its switch), or a Megatron-Core before 0.5, offloads nothing
+        no_offload = ~st.offload_ok | (not ctx.splits.cpu_offloading)
+        rule(19, (st.offload > 0) & ((st.pp > 1) | (st.recompute != 0) | (st.offload >= L) | no_offload))
     if np.any(st.rc_layers >= 0):
         rule(20, (st.rc_layers >= 0) & (st.recompute != 2))
     # Muon: Megatron-Bridge v0.5.0 kimi_k2.py sets use_distributed_optimizer False for Muon ("Muon needs

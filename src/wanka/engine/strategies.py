@@ -59,6 +59,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "fp8_head": spec.fp8_output_proj,
         "fp8_params": spec.fp8_param_gather,
         "fp8_wcache": spec.fp8_weight_cache,
+        "offload_ok": spec.activation_offload,
     }
 
 
@@ -105,6 +106,7 @@ class Strategies:
     fp8_head: BoolArr  # MXFP8 runs: the LM-head output projection in MXFP8 (fp8_output_proj)
     fp8_params: BoolArr  # FP8 runs: the layers' weights are FP8 parameters (fp8_param_gather)
     fp8_wcache: BoolArr  # FP8 runs without FP8 parameters: each weight's FP8 copy kept across micro-batches
+    offload_ok: BoolArr  # the framework offloads activations to host memory (activation_offload)
     shard: IntArr  # ZeRO shard-group size; 0 = all dp·cp ranks
     cp_comm: IntArr  # CP_COMM_CODES
     cp_a2a: IntArr  # a2a+p2p inner group size; 0 = the cp ranks of one scale-up domain

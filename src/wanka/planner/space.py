@@ -249,8 +249,10 @@ def enumerate_space(
     layers = m.n_layers + m.mtp_layers
     rows: list[tuple[int, ...]] = []
     cp_kind = _cp_comm_choice(ctx, kept, space, switches)
-    # offloaded layer counts: k/8 of the layers, neither none nor all (Megatron-Core: fewer than the model has)
-    offloads = sorted({round(layers * k / 8) for k in space.offload_eighths} - {0, layers})
+    # offloaded layer counts: k/8 of the layers, neither none nor all (Megatron-Core: fewer than the model has),
+    # where the scenario's framework offloads activations at all
+    can_offload = (switches or {}).get("offload_ok", True) and ctx.splits.cpu_offloading
+    offloads = sorted({round(layers * k / 8) for k in space.offload_eighths} - {0, layers}) if can_offload else []
     for tp, cp, pp, dp, ep in kept:
         dpc = dp * cp
         shards = [0] + [g for g in space.shard_groups if 1 < g < dpc and dpc % g == 0]

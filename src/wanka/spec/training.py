@@ -158,6 +158,13 @@ class ParallelSpec(Spec):
         "little of the bytes freed every step stays unusable; False = PyTorch's default, fixed segments "
         "split into blocks (fragmentation margin allocator_fragmentation)",
     )
+    activation_offload: bool = Field(
+        True,
+        description="the framework can offload saved activations to host memory (Megatron-Core 0.5+ "
+        "cpu_offloading_num_layers through Transformer Engine's CPU offload context); False = it has no such "
+        "mechanism (torchtitan, llm-foundry, DeepSpeed and older Megatron-LM in the software table), so "
+        "offload_layers must be 0 and neither search nor validate tries it",
+    )
     sp_regather: bool = Field(
         True,
         description="with sequence parallelism the backward all-gathers each column-parallel GEMM's input "
@@ -228,6 +235,12 @@ class ParallelSpec(Spec):
             raise FieldError(
                 "offload_layers",
                 f"= {self.offload_layers} needs pp = 1 (Megatron-Core offloads activations without pipelining)",
+            )
+        if self.offload_layers and not self.activation_offload:
+            raise FieldError(
+                "offload_layers",
+                f"= {self.offload_layers} needs a framework that offloads activations (activation_offload: "
+                "true; Megatron-Core 0.5+); this one has no such mechanism, so set offload_layers 0",
             )
         if self.offload_layers and self.recompute != "none":
             raise FieldError(

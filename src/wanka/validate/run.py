@@ -138,7 +138,12 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
     if unknown.get("recompute"):
         recs = list(_RECOMPUTE_CHOICES)
     rows = [(v, m, r, par.offload_layers) for v in vpps for m in mbs for r in recs]
-    if par.pp == 1 and (unknown.get("recompute") or par.recompute == "none") and not par.offload_layers:
+    if (
+        par.pp == 1
+        and (unknown.get("recompute") or par.recompute == "none")
+        and not par.offload_layers
+        and par.activation_offload  # a framework that can (the feasibility rule also asks its Megatron-Core)
+    ):
         offs = sorted({round(L * k / 8) for k in _OFFLOAD_EIGHTHS} - {0, L})
         rows += [(v, m, "none", o) for v in vpps for m in mbs for o in offs]
     base = {k: getattr(par, k) for k in ("tp", "pp", "dp", "cp", "ep", "zero", "sp")}
