@@ -439,7 +439,8 @@ def _baseline(
 def _reason_text(code: int) -> str:
     from wanka.engine import REASONS
 
-    return "does not fit in HBM" if code == -2 else REASONS[code]
+    # (-2 also counts a layout whose offloaded activations exceed the node's host memory)
+    return "does not fit in HBM (or, offloading, in host memory)" if code == -2 else REASONS[code]
 
 
 def search(
