@@ -271,3 +271,13 @@ def test_validator_completes_with_offload_only_where_the_framework_has_it() -> N
     assert not np.any(_candidates(sc, unknown).offload > 0)
     r = predict_case(case)
     assert r.predicted is None or int(r.strategy["offload_layers"]) == 0  # type: ignore[call-overload]
+
+
+def test_a_batch_says_which_memory_a_layout_overflows() -> None:
+    # the batch API names the host memory when only the offloaded activations overflow, HBM otherwise
+    sc = _sc()
+    st = Strategies.from_columns(tp=1, pp=1, dp=64, zero=3, sp=False, recompute=0, micro_batch=2, offload=[0, 70])
+    res = evaluate_batch(make_context(sc), st, 1.0)
+    assert list(res.reason) == [-2, -2]
+    assert res.reason_text(0) == "does not fit in HBM"  # no offload: 321 GiB of activations in HBM
+    assert res.reason_text(1) == "offloaded activations do not fit in the node's host memory"

@@ -46,6 +46,9 @@ class BatchResult:
         if r == -1:
             return "feasible"
         if r == -2:
+            off = np.broadcast_to(np.asarray(self.raw.get("offloaded_bytes", 0.0), dtype=float), self.reason.shape)
+            if off[i] > self.raw.get("host_memory_per_gpu", float("inf")):
+                return "offloaded activations do not fit in the node's host memory"
             return "does not fit in HBM"
         return REASONS[r]
 

@@ -2157,6 +2157,7 @@ def evaluate(ctx: Context, st: Strategies) -> dict[str, Any]:
         # activation offload holds one micro-batch's offloaded layers per GPU in the node's host memory
         # (pp = 1: one micro-batch in flight), beside what the node's other GPUs offload
         "offloaded_bytes": mem.offloaded,
+        "host_memory_per_gpu": ctx.host_memory_per_gpu,
         "fits": (total_mem <= ctx.hbm_usable) & (mem.offloaded <= ctx.host_memory_per_gpu),
         "tokens_per_s_per_gpu": tps_gpu,
         "mfu": mfu,
