@@ -14,10 +14,10 @@ replaced: a sensitivity, never a fit (nothing is written with it).
 ``--all`` does the same for every recipe of the tables, not only the 405B: each configuration
 (model, accelerator, GPU count, precision, its id without the release) at its latest release, and
 summarises where the recipes rank and how far the search's best lies above them (median, the share
-within the top 5% and within 5%). A recipe the search finds slower than its own best is the search
-agreeing with NVIDIA's tuning; a best far above a recipe the engine predicts well is a layout the
-engine prefers that NVIDIA did not publish (its note names the terms); one far above a recipe the
-engine under-predicts says more about that prediction than about the search.
+within the top 5% and within 5%). A best close to the recipe is the search agreeing with NVIDIA's
+tuning; a best far above a recipe the engine predicts well is a layout the engine prefers that NVIDIA
+did not publish (the printed terms say where it gains); one far above a recipe the engine
+under-predicts says more about that prediction than about the search.
 
     python -m benchmarks.check_recipe_rank [--results] [--all] [--set tp_overlap_efficiency=0.5]
 """
