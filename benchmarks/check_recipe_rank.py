@@ -34,6 +34,7 @@ from typing import Any
 
 from wanka.calibration import Calibration, default_calibration
 from wanka.engine import evaluate_batch, make_context
+from wanka.engine.strategies import memory_saving
 from wanka.errors import WankaError
 from wanka.planner import search
 from wanka.validate.cases import Case, case_scenario, load_cases
@@ -105,7 +106,7 @@ def gap_text(r: dict[str, Any], n: int = 4) -> str:
 
 
 def _layout(d: dict[str, Any]) -> str:
-    saving = f"offload {d['offload_layers']}" if d.get("offload_layers") else d["recompute"]
+    saving = memory_saving(d["recompute"], d["offload_layers"])
     return (
         f"TP{d['tp']} PP{d['pp']} CP{d['cp']} DP{d['dp']} vpp{d['vpp']} mb{d['micro_batch']} zero{d['zero']} {saving}"
     )

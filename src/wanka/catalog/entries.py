@@ -147,6 +147,8 @@ class Accelerator:
 
     @classmethod
     def from_entry(cls, e: AcceleratorEntry) -> Accelerator:
+        gb = e.host_link_gbytes_per_s_per_direction
+        copy_bw = PCIE5_X16_BYTES_PER_S if gb is None else gb * GIGA
         return cls(
             name=e.name,
             vendor=e.vendor,
@@ -172,18 +174,9 @@ class Accelerator:
             exp_rate=None if e.exp_tera_per_s is None else e.exp_tera_per_s * TERA,
             fp8_attention_time={k: tuple(sorted(v)) for k, v in e.fp8_attention_time.items()},
             fp8_gemm_any_layout=e.fp8_gemm_any_layout,
-            host_link_bandwidth=(
-                PCIE5_X16_BYTES_PER_S
-                if e.host_link_gbytes_per_s_per_direction is None
-                else e.host_link_gbytes_per_s_per_direction * GIGA
-            ),
-            host_link_assumed=e.host_link_gbytes_per_s_per_direction is None,
-            host_link_capacity=max(
-                PCIE5_X16_BYTES_PER_S
-                if e.host_link_gbytes_per_s_per_direction is None
-                else e.host_link_gbytes_per_s_per_direction * GIGA,
-                (e.host_link_line_gbytes_per_s_per_direction or 0.0) * GIGA,
-            ),
+            host_link_bandwidth=copy_bw,
+            host_link_assumed=gb is None,
+            host_link_capacity=max(copy_bw, (e.host_link_line_gbytes_per_s_per_direction or 0.0) * GIGA),
             scale_up_link_efficiency=e.scale_up_link_efficiency,
             scale_up_nvls_efficiency=e.scale_up_nvls_efficiency,
         )

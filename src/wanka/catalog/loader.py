@@ -48,6 +48,7 @@ __all__ = [
     "catalog",
     "nic",
     "node",
+    "node_or_default",
     "optic",
     "scale_up_fabric",
     "storage_server",
@@ -187,6 +188,15 @@ def accelerator(name: str) -> Accelerator:
 
 def node(name: str) -> Node:
     return catalog().nodes[name]
+
+
+def node_or_default(name: str | None, accelerator_name: str) -> Node | None:
+    """The catalog node a cluster runs on: the one it names, else its accelerator's default node (None
+    when neither is known)."""
+    if name is not None:
+        return node(name)
+    default = accelerator(accelerator_name).default_node
+    return node(default) if default else None
 
 
 def nic(name: str) -> Nic:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wanka.calibration import Calibration, default_calibration
-from wanka.catalog import Accelerator, accelerator, node
+from wanka.catalog import Accelerator, accelerator, node_or_default
 from wanka.catalog.software import PipelineSplits, cudnn_frontend_version, kernel_time_factor, pipeline_splits
 from wanka.errors import InfeasibleError, SpecError
 from wanka.network.groups import fabric_slowdowns, scale_out_bw, scale_up_bw
@@ -114,8 +114,8 @@ class Context:
 def _host_memory_per_gpu(cluster: ClusterSpec, acc: Accelerator) -> float:
     """The node's host memory over the GPUs that share it (its catalog node, else the accelerator's
     default node; inf when neither is known)."""
-    name = cluster.node or acc.default_node
-    return node(name).host_memory_bytes / cluster.gpus_per_node if name else float("inf")
+    nd = node_or_default(cluster.node, acc.name)
+    return nd.host_memory_bytes / cluster.gpus_per_node if nd is not None else float("inf")
 
 
 def make_context(scenario: Scenario, cal: Calibration | None = None) -> Context:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -64,6 +64,18 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
 
 
 _SWITCHES = tuple(software_columns(ParallelSpec()))  # the boolean columns' names
+
+
+def offload_layer_counts(layers: int, eighths: Iterable[int]) -> list[int]:
+    """Activation-offload candidates: k/8 of ``layers`` for each ``k`` in ``eighths``, neither none nor all
+    (Megatron-Core offloads fewer layers than the model has), sorted; what search and validate try."""
+    return sorted({round(layers * k / 8) for k in eighths} - {0, layers})
+
+
+def memory_saving(recompute: str, offload_layers: int) -> str:
+    """How a layout saves activation memory, in one word: its recompute mode, or ``offload N`` (offload
+    runs only without recompute)."""
+    return f"offload {offload_layers}" if offload_layers else recompute
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from wanka.catalog import (
     catalog,
     cluster_scale_up_fabric,
     nic,
-    node,
+    node_or_default,
     storage_server,
     switch,
 )
@@ -146,12 +146,6 @@ class Inventory:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _node_for(cluster: ClusterSpec, acc: Accelerator) -> Node | None:
-    if cluster.node is not None:
-        return node(cluster.node)
-    return node(acc.default_node) if acc.default_node else None
 
 
 def _node_power_w(nd: Node | None, acc: Accelerator, gpus_per_node: int) -> float:
@@ -321,7 +315,7 @@ def inventory(cluster: ClusterSpec, facility: FacilitySpec | None = None) -> Inv
     except CatalogError as e:
         raise CatalogError(f"cluster.accelerator = {cluster.accelerator!r}: {e}") from None
     try:
-        nd = _node_for(cluster, acc)
+        nd = node_or_default(cluster.node, acc.name)
     except CatalogError as e:
         raise CatalogError(f"cluster.node = {cluster.node!r}: {e}") from None
     notes: list[str] = []

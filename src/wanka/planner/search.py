@@ -37,7 +37,7 @@ from wanka.engine import (
     evaluate_batch,
     make_context,
 )
-from wanka.engine.strategies import software_columns
+from wanka.engine.strategies import memory_saving, software_columns
 from wanka.errors import SpecError, WankaError
 from wanka.planner.pareto import ParetoPoint, pareto_front
 from wanka.planner.space import CHUNK_ROWS, SearchSpace, SpaceCounts, enumerate_space
@@ -128,7 +128,7 @@ class Candidate:
 
     def memory_saving(self) -> str:
         """How the layout saves activation memory: its recompute mode, or the layers it offloads."""
-        return f"offload {self.offload_layers}" if self.offload_layers else self.recompute
+        return memory_saving(self.recompute, self.offload_layers)
 
     def layout(self) -> str:
         s = f"TP{self.tp}/PP{self.pp}/CP{self.cp}" + (f"({self.cp_comm_type})" if self.cp > 1 else "")

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from wanka.engine import CP_COMM_CODES, Context, Strategies, evaluate_batch
+from wanka.engine.strategies import offload_layer_counts
 from wanka.errors import SpecError
 
 __all__ = ["SearchSpace", "SpaceCounts", "cp_comm_candidates", "enumerate_space", "shape_candidates"]
@@ -249,26 +250,24 @@ def enumerate_space(
     layers = m.n_layers + m.mtp_layers
     rows: list[tuple[int, ...]] = []
     cp_kind = _cp_comm_choice(ctx, kept, space, switches)
-    # offloaded layer counts: k/8 of the layers, neither none nor all (Megatron-Core: fewer than the model has),
-    # where the scenario's framework offloads activations at all
+    # offloaded layer counts where the scenario's framework offloads activations at all
     can_offload = (switches or {}).get("offload_ok", True) and ctx.splits.cpu_offloading
-    offloads = sorted({round(layers * k / 8) for k in space.offload_eighths} - {0, layers}) if can_offload else []
+    offloads = offload_layer_counts(layers, space.offload_eighths) if can_offload else []
     for tp, cp, pp, dp, ep in kept:
         dpc = dp * cp
         shards = [0] + [g for g in space.shard_groups if 1 < g < dpc and dpc % g == 0]
         kinds = [cp_kind[(tp, cp, pp, dp, ep)]]
+        # activation offload only with no pipelining and no recompute (Megatron-Core cpu_offloading)
+        offs = [0, *offloads] if pp == 1 else [0]
         tail = [
-            (z, r, g, c, 0)
+            (z, r, g, c, o)
             for z in space.zero
             for r in space.recompute
             for g in shards
             if g == 0 or z >= 1
             for c in kinds
+            for o in (offs if r == 0 else (0,))
         ]
-        if pp == 1 and 0 in space.recompute:  # activation offload: no pipelining, no recompute
-            tail += [
-                (z, 0, g, c, o) for z in space.zero for g in shards if g == 0 or z >= 1 for c in kinds for o in offloads
-            ]
         per_replica = ctx.global_batch_seqs // dp
         for mb in space.micro_batches:
             if per_replica % mb:

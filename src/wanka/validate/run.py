@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from wanka.engine import BatchResult, Strategies, evaluate_batch, make_context
-from wanka.engine.strategies import software_columns
+from wanka.engine.strategies import offload_layer_counts, software_columns
 from wanka.errors import WankaError
 from wanka.validate.cases import Case, case_scenario, load_cases
 
@@ -144,8 +144,7 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
         and not par.offload_layers
         and par.activation_offload  # a framework that can (the feasibility rule also asks its Megatron-Core)
     ):
-        offs = sorted({round(L * k / 8) for k in _OFFLOAD_EIGHTHS} - {0, L})
-        rows += [(v, m, "none", o) for v in vpps for m in mbs for o in offs]
+        rows += [(v, m, "none", o) for v in vpps for m in mbs for o in offload_layer_counts(L, _OFFLOAD_EIGHTHS)]
     base = {k: getattr(par, k) for k in ("tp", "pp", "dp", "cp", "ep", "zero", "sp")}
     return Strategies.from_columns(
         **base,

@@ -108,6 +108,7 @@ def _knob_values(q: dict[str, str]) -> tuple[dict[str, Any], str, str]:
 
 def _planner_view(q: dict[str, str], lang: str) -> dict[str, Any]:
     from wanka.engine import BREAKDOWN_KEYS, chrome_trace
+    from wanka.engine.strategies import memory_saving
     from wanka.ops import sweep_checkpoint_interval, sweep_cluster_size
     from wanka.service import assess
     from wanka.spec import dump_yaml, list_model_presets, list_presets
@@ -159,8 +160,7 @@ def _planner_view(q: dict[str, str], lang: str) -> dict[str, Any]:
         st = step.strategy
         lay = f"TP{st['tp']} · PP{st['pp']}" + (f" (VPP{st['vpp']})" if st["vpp"] > 1 else "")
         lay += f" · CP{st['cp']} · DP{st['dp']}" + (f" · EP{st['ep']}" if st["ep"] > 1 else "")
-        saving = f"offload {st['offload_layers']}" if st.get("offload_layers") else st["recompute"]
-        lay += f" · ZeRO {st['zero']} · {saving} · mb {st['micro_batch']}"
+        lay += f" · ZeRO {st['zero']} · {memory_saving(st['recompute'], st['offload_layers'])} · mb {st['micro_batch']}"
         src = L("strategy_scenario") if a.strategy is None or not a.strategy.searched else L("strategy_search")
         head += [
             ("strategy", L("strategy"), f"{lay} ({src}, {step.gpus:,} GPU)"),
