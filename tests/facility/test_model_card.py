@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -318,6 +319,14 @@ def table() -> str:
             f"| {p.engine_share:+.0%} | {p.campaign_share:+.0%} |"
         )
     return "\n".join(rows)
+
+
+def test_readme_quotes_the_table_the_code_computes() -> None:
+    """A consistency check of the documentation: README.md's energy table is this table, row for row,
+    so a change of the engine or of the campaign model that moves a run shows up there."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    for row in table().splitlines():
+        assert row in readme, row
 
 
 if __name__ == "__main__":
