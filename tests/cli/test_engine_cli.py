@@ -77,3 +77,19 @@ def test_validate_names_each_case_it_does_not_predict_and_why(capsys) -> None:  
     out = " ".join(capsys.readouterr().out.split())
     assert "no layout fits in HBM" in out and "megatron2021_t2_zero3_529B_640gpu" in out
     assert "gpt_neox_20b: infeasible" in out and "divisible by dp" in out
+
+
+def test_validate_never_shortens_a_case_id(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A case is found by its id: a narrow terminal gets a line per case, a wide one the table, and in
+    neither is an id or a figure cut short with an ellipsis."""
+    from wanka.cli.app import console
+    from wanka.validate import run_validation
+
+    ids = [c.id for c in run_validation().cases]
+    for width in (60, 100, 220):
+        monkeypatch.setattr(console, "width", width)
+        assert main(["validate"]) == 0
+        out = capsys.readouterr().out
+        assert "…" not in out, width
+        rows = [line.strip("│ ").split(" ")[0] for line in out.splitlines()]
+        assert set(ids) <= set(rows), (width, sorted(set(ids) - set(rows))[:3])

@@ -13,7 +13,7 @@ from wanka.cli.lang import tr, tx
 from wanka.validate import CaseResult, run_validation
 
 
-def _row(t: Table, c: CaseResult) -> None:
+def _cells(c: CaseResult) -> tuple[str, ...]:
     pred = "—" if c.predicted is None else f"{c.predicted:,.0f}"
     err = "—" if c.rel_error is None else f"{c.rel_error:+.1%}"
     style = None
@@ -31,7 +31,38 @@ def _row(t: Table, c: CaseResult) -> None:
             f"{c.layouts} layouts fit; unpublished: {', '.join(c.unknown)}",
             f"{c.layouts} 种布局可装入；未公开：{', '.join(c.unknown)}",
         )
-    t.add_row(c.id, c.kind, pred, band, f"{c.truth:,.0f}", err, note, style=style)
+    kind = tr("steady", "稳态") if c.kind == "steady_state" else tr("campaign", "训练周期")
+    return (c.id, kind, pred, band, f"{c.truth:,.0f}", err, note, style or "")
+
+
+_COLUMNS: tuple[tuple[str, str], ...] = (("id", "left"), ("kind", "left"), ("predicted", "right"))
+_COLUMNS += (("band", "right"), ("measured", "right"), ("error", "right"), ("note", "left"))
+
+
+def _print_cases(rows: list[tuple[str, ...]]) -> None:
+    """The cases as a table; on a terminal too narrow for one, a line per case (the note beneath it).
+    An id or a figure is never shortened: a case is found by its id."""
+    title = tx("published runs: predicted vs measured tokens/s/GPU")
+    widths = [max([len(tx(col))] + [len(r[i]) for r in rows]) for i, (col, _) in enumerate(_COLUMNS)]
+    fixed = sum(widths[1:6]) + 3 * len(_COLUMNS) + 1  # the figures, and each column's border and padding
+    if console.width < fixed + min(widths[0], 24) + 16:
+        console.print(title)
+        for r in rows:
+            band = f" ({tx('band')} {r[3]})" if r[3] else ""
+            line = f"{r[0]}  {r[1]}  {tx('predicted')} {r[2]}{band}  {tx('measured')} {r[4]}  {r[5]}"
+            console.print(line, style=r[-1] or None, markup=False)
+            if r[6]:
+                console.print("    " + r[6], markup=False)
+        return
+    t = Table(title=title)
+    for i, (col, just) in enumerate(_COLUMNS):
+        if col in ("id", "note"):  # a narrower terminal folds the id and wraps the note
+            t.add_column(tx(col), justify=just, overflow="fold", min_width=min(widths[i], 24 if col == "id" else 16))  # type: ignore[arg-type]
+        else:
+            t.add_column(tx(col), justify=just, no_wrap=True, min_width=widths[i])  # type: ignore[arg-type]
+    for r in rows:
+        t.add_row(*r[:-1], style=r[-1] or None)
+    console.print(t)
 
 
 @app.command("validate")
@@ -46,20 +77,8 @@ def validate(
     if json_out:
         emit_json(rep.to_dict())
         return
-    t = Table(title=tx("published runs: predicted vs measured tokens/s/GPU"))
-    for col, just in (
-        ("id", "left"),
-        ("kind", "left"),
-        ("predicted", "right"),
-        ("band", "right"),
-        ("measured", "right"),
-        ("error", "right"),
-        ("note", "left"),
-    ):
-        t.add_column(tx(col), justify=just)  # type: ignore[arg-type]
-    for c in rep.cases:
-        _row(t, c)
-    console.print(t)
+    rows = [_cells(c) for c in rep.cases]
+    _print_cases(rows)
     d = rep.to_dict()
     if rep.mape is not None and rep.max_abs_error is not None:
         console.print(
