@@ -93,3 +93,28 @@ def test_validate_never_shortens_a_case_id(capsys, monkeypatch) -> None:  # type
         assert "…" not in out, width
         rows = [line.strip("│ ").split(" ")[0] for line in out.splitlines()]
         assert set(ids) <= set(rows), (width, sorted(set(ids) - set(rows))[:3])
+
+
+def test_print_table_keeps_figures_whole_and_folds_text(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The CLI's tables: on a terminal narrower than their figures a figure is never cut to "…": the
+    figure columns keep their widest cell, text wraps or folds, and the table grows past the terminal
+    only when the figures alone need it."""
+    from rich.table import Table
+
+    from wanka.cli.app import console, print_table
+
+    monkeypatch.setattr(console, "width", 40)
+    t = Table()
+    t.add_column("what", no_wrap=False)
+    t.add_column("value", justify="right")
+    t.add_row("a label long enough to need two lines or more", "1,234,567.89 GiB")
+    print_table(t)
+    out = capsys.readouterr().out
+    assert "…" not in out and "1,234,567.89 GiB" in out and max(len(s) for s in out.splitlines()) <= 40
+    wide = Table()
+    for c in "abcdef":
+        wide.add_column(c, justify="right")
+    wide.add_row(*["123,456,789"] * 6)
+    print_table(wide)
+    out = capsys.readouterr().out
+    assert "…" not in out and out.count("123,456,789") == 6

@@ -13,7 +13,17 @@ from rich.console import Console
 
 from wanka.errors import WankaError
 
-__all__ = ["app", "check_output_path", "console", "emit_json", "err_console", "fail", "run_app", "write_text_atomic"]
+__all__ = [
+    "app",
+    "check_output_path",
+    "console",
+    "emit_json",
+    "err_console",
+    "fail",
+    "print_table",
+    "run_app",
+    "write_text_atomic",
+]
 
 app = typer.Typer(
     name="wanka",
@@ -37,6 +47,42 @@ def _root(
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_table(table: Any) -> None:
+    """Print a rich table whose cells are never cut short with an ellipsis. A column keeps the width of
+    its widest unbreakable piece: a ``no_wrap`` column (a name) its widest cell, any other its widest
+    word, or its widest cell where every cell is a figure and its unit ("5.548 s", "79.3 GiB"), so a
+    figure is read whole or not at all; longer text wraps at spaces, and a word longer than a column
+    that must fold (``overflow="fold"``, kept at least 12 wide) folds. Where those widths alone exceed
+    the terminal, the table is printed at the width they need rather than dropping a digit."""
+    from rich.cells import cell_len
+    from rich.measure import Measurement
+    from rich.text import Text
+
+    def lines(cell: Any) -> list[str]:
+        return (cell.plain if isinstance(cell, Text) else cell if isinstance(cell, str) else "").splitlines()
+
+    def whole(cell: Any) -> int:
+        return max((cell_len(line) for line in lines(cell)), default=0)
+
+    def piece(cell: Any) -> int:
+        words = [w for line in lines(cell) for w in line.split()]
+        if len(words) <= 2 and not any(len(line.split()) > 2 for line in lines(cell)):
+            return whole(cell)  # a figure and its unit stay together
+        return max((cell_len(w) for w in words), default=0)
+
+    for col in table.columns:
+        cells = [col.header, *col._cells]
+        if col.overflow == "fold":
+            col.min_width = max(col.min_width or 0, min(12, max(piece(c) for c in cells)))
+        elif col.no_wrap:
+            col.min_width = max(whole(c) for c in cells)
+        else:
+            col.min_width = max(piece(c) for c in cells)
+            col.overflow = "fold"
+    need = Measurement.get(console, console.options.update(max_width=1 << 16), table).minimum
+    console.print(table, width=max(console.width, need))
 
 
 def emit_json(obj: Any) -> None:

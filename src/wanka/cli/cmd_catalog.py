@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from wanka.catalog import catalog
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, emit_json, print_table
 from wanka.cli.lang import tx
 from wanka.errors import CatalogError
 
@@ -100,4 +100,4 @@ def catalog_cmd(
         t.add_column(tx("source"), overflow="fold", ratio=1)
         for row in raw[k]:
             t.add_row(row["name"], *(_get(row, key) for _, key in _COLUMNS[k]), row["source"])
-        console.print(t)
+        print_table(t)

@@ -13,7 +13,7 @@ import yaml
 from rich.table import Table
 
 from wanka.catalog import catalog
-from wanka.cli.app import app, console, emit_json, write_text_atomic
+from wanka.cli.app import app, console, emit_json, print_table, write_text_atomic
 from wanka.cli.lang import tr, tx
 from wanka.errors import SpecError
 from wanka.network.collectives import OPS, algorithm_name, collective_time, forced_algorithm_problem
@@ -119,7 +119,7 @@ def _print_nccl_table(rows: list[dict[str, Any]], algos: tuple[str, ...], protos
             f"{i['busbw_gbs']:.2f}",
             f"{al}/{pr}",
         )
-    console.print(tab)
+    print_table(tab)
 
 
 def _check_algorithm(algorithm: str, op: str, g: Any) -> None:
@@ -342,7 +342,7 @@ def collective_cmd(
                 f"{d['ecmp_imbalance']:.2f}",
                 format_duration(float(d["time_with_contention_s"])),
             )
-        console.print(tab)
+        print_table(tab)
         for rt, d in flows.items():
             hot = ", ".join(f"{h['link']} {h['utilization']:.0%}" for h in d["hottest_links"][:3])
             console.print(f"  {tx('hottest')} ({rt}): {hot}", markup=False)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, console, emit_json, print_table
 from wanka.network.bom import bill_of_materials
 from wanka.spec import load_scenario
 from wanka.units import GIGA
@@ -66,7 +66,7 @@ def fabric_cmd(
             f"{links[i]:,}" if i < len(links) else "",
         )
     tab.add_row(tx("total"), "", "", f"{b.switch_count:,}", "", "", f"{sum(links):,}")
-    console.print(tab)
+    print_table(tab)
     opt = Table(show_header=True, header_style="bold")
     for col, just in (("where", "left"), ("module / cable", "left"), ("count", "right"), ("power", "right")):
         opt.add_column(tx(col), justify=just)  # type: ignore[arg-type]
@@ -74,7 +74,7 @@ def fabric_cmd(
         opt.add_row(
             x.where, x.name or tr(f"(no catalog {x.kind})", f"（目录中无此{x.kind}）"), f"{x.count:,}", _kw(x.power_w)
         )
-    console.print(opt)
+    print_table(opt)
     bis = b.bisection_bytes_per_s
     console.print(
         tr(

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from wanka.catalog import accelerator
-from wanka.cli.app import app, console, emit_json, err_console
+from wanka.cli.app import app, console, emit_json, err_console, print_table
 from wanka.errors import InfeasibleError, SpecError
 from wanka.facility import first_order_tokens_per_s
 from wanka.spec import Scenario, load_scenario
@@ -113,7 +113,7 @@ def facility_cmd(
         ("facility", r.facility_power_w),
     ):
         t.add_row(tx(label), _kw(w))
-    console.print(t)
+    print_table(t)
     console.print(
         tr(
             f"IT peak {_kw(r.it_power_peak_w)} · node {_kw(r.node.total_w)} (peak {_kw(r.node_peak_w)})",
@@ -239,7 +239,7 @@ def storage_cmd(
             format_duration(x.drain_s),
             format_duration(x.load_s),
         )
-    console.print(t)
+    print_table(t)
     if demand is not None:
         console.print(
             tr(

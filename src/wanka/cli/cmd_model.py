@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
+from wanka.cli.app import app, check_output_path, console, emit_json, print_table, write_text_atomic
 from wanka.cli.lang import tr, tx
 from wanka.errors import SpecError
 from wanka.spec import ModelSpec, dump_json, dump_yaml, load_model
@@ -123,4 +123,4 @@ def show_cmd(
     t.add_row("source", m.source)
     if m.notes:
         t.add_row("notes", m.notes)
-    console.print(t)
+    print_table(t)

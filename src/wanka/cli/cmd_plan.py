@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from wanka.cli.app import app, check_output_path, console, emit_json, write_text_atomic
+from wanka.cli.app import app, check_output_path, console, emit_json, print_table, write_text_atomic
 from wanka.engine import StepResult, chrome_trace
 from wanka.errors import SpecError, WankaError
 from wanka.spec import Scenario, load_scenario
@@ -94,7 +94,7 @@ def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> No
         if v <= 0:
             continue
         t.add_row(f"  {tx(_LABELS[k])}", f"{v:8.3f} s", f"{v / r.step_time_s:6.1%}", _bar(v / r.step_time_s))
-    console.print(t)
+    print_table(t)
     for link, label in (("nic", "NIC"), ("scale_up", "scale-up")):
         use = {k: v for k, v in r.link_busy_s.get(link, {}).items() if v > 0}
         if use:

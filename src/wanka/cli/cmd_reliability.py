@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, check_output_path, console, emit_json, err_console
+from wanka.cli.app import app, check_output_path, console, emit_json, err_console, print_table
 from wanka.errors import InfeasibleError, SpecError
 from wanka.spec import load_scenario
 from wanka.units import format_bytes, format_duration
@@ -166,7 +166,7 @@ def reliability_cmd(
     for k in ("checkpointing", "stragglers"):
         if r.gpu_hours_lost[k] > 0:
             t.add_row(tx(k), "", "", "", f"{r.gpu_hours_lost[k]:,.0f}", "")
-    console.print(t)
+    print_table(t)
     if plot is not None:
         console.print(f"{tx('plot written to')} {plot}")
     for a in r.assumptions:

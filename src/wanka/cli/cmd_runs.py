@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, console, emit_json, print_table
 from wanka.cli.lang import tr
 from wanka.fileio import check_output
 from wanka.store import DEFAULT_DB, FORMATS, PointRecord, RunInfo, RunStore, StoreError, export_run
@@ -73,7 +73,7 @@ def print_points(run: RunInfo, points: list[PointRecord]) -> None:
             s = (p.result or {}).get("summary", {})
             cells += [_layout(s) if c == "layout" else _fmt(s.get(c), c) for c in cols]
         t.add_row(*cells)
-    console.print(t)
+    print_table(t)
     if len(points) > MAX_ROWS_SHOWN:
         console.print(f" … {len(points) - MAX_ROWS_SHOWN:,} more points (`wanka runs export {run.id}`)")
 
@@ -111,7 +111,7 @@ def runs_list(
             d["created"],
             r.sweep_hash[:12],
         )
-    console.print(t)
+    print_table(t)
 
 
 @runs_app.command("show")

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, console, emit_json, print_table
 from wanka.cli.lang import tr, tx
 from wanka.errors import SpecError
 from wanka.platform import (
@@ -171,6 +171,6 @@ def schedule(
         else:
             emit_json(results[0].to_dict())
         return
-    console.print(_table(results))
+    print_table(_table(results))
     for note in results[0].notes:
         console.print(f"  {tx('note')}: {note}", markup=False)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, console, emit_json, print_table
 from wanka.cli.lang import tr
 from wanka.planner import SearchResult, search
 from wanka.spec import Scenario, load_scenario
@@ -62,7 +62,7 @@ def print_search(sc: Scenario, r: SearchResult) -> None:
             *([_money(c.energy_cost)] if money else []),
         ]
         t.add_row(*row)
-    console.print(t)
+    print_table(t)
     for c in r.top:
         console.print(f"  #{c.rank}  {c.reason}", markup=False)
     pruned = sum(sum(cnt.shapes_pruned.values()) for cnt in r.counts.values())

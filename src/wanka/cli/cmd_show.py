@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, console, emit_json, print_table
 from wanka.cli.lang import current, tr, tx
 from wanka.infra import inventory
 from wanka.report.i18n import plain_words
@@ -135,7 +135,7 @@ def show_cmd(
                 else ""
             ),
         )
-    console.print(t)
+    print_table(t)
     for n in inv.notes:
         console.print(f"  {tx('note')}: {n}", markup=False, style="yellow")
     for a in (*(inv.scale_up.assumptions if inv.scale_up is not None else ()), *s.assumptions):
@@ -178,7 +178,7 @@ def presets_cmd(json_out: Annotated[bool, typer.Option("--json", help="print JSO
             row["model"] or "–",
             row["description"],
         )
-    console.print(t)
+    print_table(t)
     m = Table(title=tx("model presets"), title_justify="left", header_style="bold")
     for c in ("name", "type", "layers", "hidden", "source"):
         m.add_column(tx(c), overflow="fold")

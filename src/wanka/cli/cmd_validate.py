@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from wanka.cli.app import app, console, emit_json
+from wanka.cli.app import app, console, emit_json, print_table
 from wanka.cli.lang import tr, tx
 from wanka.validate import CaseResult, run_validation
 
@@ -55,14 +55,12 @@ def _print_cases(rows: list[tuple[str, ...]]) -> None:
                 console.print("    " + r[6], markup=False)
         return
     t = Table(title=title)
-    for i, (col, just) in enumerate(_COLUMNS):
-        if col in ("id", "note"):  # a narrower terminal folds the id and wraps the note
-            t.add_column(tx(col), justify=just, overflow="fold", min_width=min(widths[i], 24 if col == "id" else 16))  # type: ignore[arg-type]
-        else:
-            t.add_column(tx(col), justify=just, no_wrap=True, min_width=widths[i])  # type: ignore[arg-type]
+    for i, (col, just) in enumerate(_COLUMNS):  # a narrower terminal folds the id and wraps the note
+        fold = min(widths[i], 24 if col == "id" else 16) if col in ("id", "note") else None
+        t.add_column(tx(col), justify=just, overflow="fold" if fold else "ellipsis", min_width=fold)  # type: ignore[arg-type]
     for r in rows:
         t.add_row(*r[:-1], style=r[-1] or None)
-    console.print(t)
+    print_table(t)
 
 
 @app.command("validate")
