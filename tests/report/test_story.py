@@ -91,3 +91,22 @@ def test_assumption_texts_arrive_whole(flagship: Comparison) -> None:
     for lang in ("en", "zh"):
         page = html_lib.unescape(render_compare_body(flagship, lang))
         assert air in page, lang
+
+
+def test_terminal_shows_the_what_ifs(flagship: Comparison) -> None:
+    """`wanka compare --what-ifs` prints the story's what-ifs in the terminal too (it computed them and
+    printed only the summary before): each what-if's rows, with the strategy and step of the data."""
+    import io
+
+    from rich.console import Console
+
+    from wanka.report.terminal import compare_renderable
+
+    con = Console(width=160, file=io.StringIO())
+    con.print(compare_renderable(flagship, "en", assumptions=False))
+    out = con.file.getvalue()  # type: ignore[attr-defined]
+    assert "Supernode (超节点)" in out and "MoE and All2All" in out and "FP8 vs BF16" in out
+    for part in ("superpod", "moe", "fp8"):
+        for r in flagship.story[part]["rows"]:
+            line = next(x for x in out.splitlines() if x.startswith(f"{r['label']} "))
+            assert f"{r['step_time_s']:.2f} s" in line and f"TP{r['strategy']['tp']}·PP{r['strategy']['pp']}" in line

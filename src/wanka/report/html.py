@@ -14,7 +14,15 @@ from typing import Any
 from wanka.report.compare import Comparison
 from wanka.report.i18n import label
 from wanka.report.plots import Plot, compare_plots
-from wanka.report.summary import fmt_duration, fmt_energy, fmt_pct, fmt_power, fmt_usd, summary_rows
+from wanka.report.summary import (
+    fmt_duration,
+    fmt_energy,
+    fmt_pct,
+    fmt_power,
+    fmt_usd,
+    summary_rows,
+    what_if_table,
+)
 from wanka.units import format_bytes
 
 __all__ = ["conclusion_text", "render_claims", "render_compare_body", "render_compare_html", "render_story"]
@@ -215,43 +223,18 @@ def _conclusion(st: dict[str, Any], lang: str) -> str:
     return "<p>" + _e(conclusion_text(st, lang)) + "</p>"
 
 
-def _strat_text(st: dict[str, Any]) -> str:
-    s = f"TP{st['tp']}·PP{st['pp']}" + (f"(v{st['vpp']})" if st.get("vpp", 1) > 1 else "")
-    s += f"·DP{st['dp']}" + (f"·CP{st['cp']}" if st.get("cp", 1) > 1 else "")
-    return s + (f"·EP{st['ep']}" if st.get("ep", 1) > 1 else "")
-
-
 def _rows_table(rows: list[dict[str, Any]], head0: str, lang: str, ep: bool = False) -> str:
-    cols = [
-        head0,
-        label("strategy", lang),
-        label("step_time", lang),
-        label("mfu", lang),
-        label("exposed_comm", lang),
-    ]
-    if ep:
-        cols.append(_t(lang, "暴露 EP（All2All）时间", "exposed EP (all-to-all)"))
-    cols.append(label("ttt_steady", lang))
+    cols, body = what_if_table(rows, head0, lang, ep)
     out = [
         "<table class='compare story-table'><thead><tr>",
         *(f"<th>{_e(c)}</th>" for c in cols),
         "</tr></thead><tbody>",
     ]
-    for r in rows:
-        if "error" in r:
-            out.append(f"<tr><td>{_e(r['label'])}</td><td colspan='{len(cols) - 1}'>{_e(r['error'])}</td></tr>")
-            continue
-        cells = [
-            r["label"],
-            _strat_text(r["strategy"]),
-            f"{r['step_time_s']:.2f} s",
-            _pct(r["mfu"]),
-            _pct(r["exposed_comm_share"]),
-        ]
-        if ep:
-            cells.append(f"{r['ep_comm_s']:.3f} s ({_pct(r['ep_share'])})")
-        cells.append(fmt_duration(r["time_to_train_s"], lang))
-        out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    for r in body:
+        if isinstance(r, tuple):
+            out.append(f"<tr><td>{_e(r[0])}</td><td colspan='{len(cols) - 1}'>{_e(r[1])}</td></tr>")
+        else:
+            out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
 

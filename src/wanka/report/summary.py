@@ -10,7 +10,7 @@ from wanka.engine import BREAKDOWN_KEYS
 from wanka.report.compare import ClusterReport, Comparison
 from wanka.report.i18n import label
 
-__all__ = ["Row", "fmt_count", "fmt_duration", "fmt_pct", "fmt_power", "summary_rows"]
+__all__ = ["Row", "fmt_count", "fmt_duration", "fmt_pct", "fmt_power", "summary_rows", "what_if_table"]
 
 
 @dataclass(frozen=True)
@@ -262,3 +262,38 @@ def summary_rows(cmp: Comparison, lang: str) -> list[Row]:
             ],
         )
     return rows
+
+
+def strategy_text(st: dict[str, Any]) -> str:
+    """A what-if row's parallel layout, compactly: TP8·PP16(v8)·DP128·CP2·EP8."""
+    s = f"TP{st['tp']}·PP{st['pp']}" + (f"(v{st['vpp']})" if st.get("vpp", 1) > 1 else "")
+    s += f"·DP{st['dp']}" + (f"·CP{st['cp']}" if st.get("cp", 1) > 1 else "")
+    return s + (f"·EP{st['ep']}" if st.get("ep", 1) > 1 else "")
+
+
+def what_if_table(
+    rows: list[dict[str, Any]], head0: str, lang: str, ep: bool = False
+) -> tuple[list[str], list[list[str] | tuple[str, str]]]:
+    """The columns and rows of one what-if of the compare story (超节点, MoE All2All, FP8), for the HTML
+    report and the terminal alike: a row is its cells, or ``(label, error)`` where it could not run."""
+    cols = [head0, label("strategy", lang), label("step_time", lang), label("mfu", lang), label("exposed_comm", lang)]
+    if ep:
+        cols.append("暴露 EP（All2All）时间" if lang == "zh" else "exposed EP (all-to-all)")
+    cols.append(label("ttt_steady", lang))
+    out: list[list[str] | tuple[str, str]] = []
+    for r in rows:
+        if "error" in r:
+            out.append((str(r["label"]), str(r["error"])))
+            continue
+        cells = [
+            str(r["label"]),
+            strategy_text(r["strategy"]),
+            f"{r['step_time_s']:.2f} s",
+            fmt_pct(r["mfu"]),
+            fmt_pct(r["exposed_comm_share"]),
+        ]
+        if ep:
+            cells.append(f"{r['ep_comm_s']:.3f} s ({fmt_pct(r['ep_share'])})")
+        cells.append(fmt_duration(r["time_to_train_s"], lang))
+        out.append(cells)
+    return cols, out

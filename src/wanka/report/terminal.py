@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -9,7 +11,7 @@ from rich.text import Text
 from wanka.report.claims import ClaimResult
 from wanka.report.compare import Comparison
 from wanka.report.i18n import label, origin_label, plain_words
-from wanka.report.summary import summary_rows
+from wanka.report.summary import summary_rows, what_if_table
 
 __all__ = ["claims_renderable", "compare_renderable"]
 
@@ -43,6 +45,8 @@ def compare_renderable(cmp: Comparison, lang: str, *, assumptions: bool = True) 
     for c in cmp.clusters:
         for k, v in c.errors.items():
             parts.append(Text(f"{c.name}: {k} n/a — {v}", style="yellow"))
+    if cmp.story.get("what_ifs"):
+        parts += _what_ifs(cmp.story, lang)
     if assumptions:
         parts.append(Text(""))
         parts.append(Text(label("section_assumptions", lang), style="bold"))
@@ -54,6 +58,64 @@ def compare_renderable(cmp: Comparison, lang: str, *, assumptions: bool = True) 
                 else:
                     parts.append(Text(f"  [{a.origin}] {a.text}", style="dim"))
     return Group(*parts)
+
+
+def _what_if(title: str, note: str, rows: list[dict[str, Any]], head0: str, lang: str, ep: bool = False) -> list[Any]:
+    cols, body = what_if_table(rows, head0, lang, ep)
+    t = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False)
+    for i, c in enumerate(cols):  # folds rather than cutting a figure short on a narrow terminal
+        whole = max([len(r[i]) for r in body if isinstance(r, list)], default=0) if i < 2 else None
+        t.add_column(c, justify="left" if i < 2 else "right", overflow="fold", min_width=whole)
+    for r in body:
+        t.add_row(*(r if isinstance(r, list) else [r[0], Text(r[1], style="yellow"), *[""] * (len(cols) - 2)]))
+    return [Text(""), t, Text(note, style="dim")] if note else [Text(""), t]
+
+
+def _what_ifs(st: dict[str, Any], lang: str) -> list[Any]:
+    """The story's what-ifs on the largest cluster (超节点, MoE All2All, FP8), as the HTML report has them."""
+    zh = lang == "zh"
+    out: list[Any] = []
+    sp = st.get("superpod") or {}
+    if sp.get("rows"):
+        out += _what_if(
+            "超节点（Scale-up 域）：同一任务、同样卡数，策略重新搜索"
+            if zh
+            else "Supernode (超节点): the same job on the same GPUs with a larger scale-up domain, strategy searched "
+            "again",
+            "假设：每卡 scale-up 带宽不变，只改变域的大小。"
+            if zh
+            else "Assumed: the per-GPU scale-up bandwidth stays the accelerator's; only the size of the domain "
+            "changes.",
+            sp["rows"],
+            "域大小（卡）" if zh else "domain (GPUs)",
+            lang,
+        )
+    moe = st.get("moe") or {}
+    if moe.get("rows"):
+        out += _what_if(
+            f"MoE 与 All2All：{moe['model']}（{moe.get('experts')} 个专家）"
+            if zh
+            else f"MoE and All2All: {moe['model']} ({moe.get('experts')} experts), all-to-all vs DeepEP-class dispatch",
+            "",
+            moe["rows"],
+            "方案" if zh else "variant",
+            lang,
+            ep=True,
+        )
+    elif moe.get("error"):
+        out += [Text(""), Text(f"MoE: {moe['error']}", style="yellow")]
+    fp8 = st.get("fp8") or {}
+    if fp8.get("rows"):
+        out += _what_if(
+            "FP8 与 BF16：同一任务、同一并行策略" if zh else "FP8 vs BF16: the same job and strategy",
+            "MFU 以各自精度的峰值为分母。" if zh else "MFU is against each precision's own peak.",
+            fp8["rows"],
+            "精度" if zh else "precision",
+            lang,
+        )
+    elif fp8.get("error"):
+        out += [Text(""), Text(f"FP8: {fp8['error']}", style="yellow")]
+    return out
 
 
 def claims_renderable(results: list[ClaimResult], lang: str) -> RenderableType:
