@@ -298,3 +298,24 @@ def test_two_domain_all_to_all_is_point_to_point() -> None:
     # busbw = (n-1)/(n-a) x the NIC's achieved rate
     assert two == pytest.approx(15 / 8 * 50e9 * cal.scale_out_efficiency, rel=0.03)
     assert three == pytest.approx(23 / 16 * 50e9 * cal.a2a_efficiency, rel=0.03)
+
+
+def test_tree_fill_takes_each_hop_at_its_own_link() -> None:
+    """A tree's first chunk climbs a-1 NVLink hops and log2 k NIC hops and comes back: a pipeline fills
+    at each stage's own rate (only its steady state runs at the slowest one's). Where the NICs bound the
+    tree (2 nodes of 8 A100 on 50 Gb/s a GPU, AWS p4de-class), a faster NVLink leaves the bandwidth term
+    alone but shortens the fill; timed at the NIC rate on every hop, it would change nothing."""
+    s = 512 * 2**20
+
+    def fixed(up: float, out: float) -> float:  # the fixed cost: time(2S) - 2 time(S) = -fixed
+        g = CommGroup(size=16, per_domain=8, scale_up_bw=up, scale_out_bw=out, architecture="Ampere")
+        t = [float(collective_time("all_reduce", x, g, "tree", protocol="Simple").time_s) for x in (s, 2 * s)]
+        return 2 * t[0] - t[1]
+
+    slow_nic = 50e9 / 8
+    # 7 NVLink hops and 1 NIC hop each way, 512 KiB chunks on NCCL's channels, plus its hop latencies:
+    # ~3 ms; every hop at the NIC's per-channel rate took ~5.7 ms
+    assert 1e-3 < fixed(300e9, slow_nic) < 3.5e-3
+    assert fixed(600e9, slow_nic) < 0.75 * fixed(300e9, slow_nic)  # the NVLink hops of the fill got faster
+    # where NVLink bounds the tree (fast NICs), a faster NIC only shortens its one NIC hop each way
+    assert fixed(300e9, 800e9) == pytest.approx(fixed(300e9, 400e9), rel=0.02)

@@ -20,7 +20,7 @@ algorithm       bandwidth term (per rank buffer S)                           lat
 ==============  ===========================================================  =========================
 ring            f·S / min(up, a·out): one ring per NIC (rail)                base + intra/inter hops
 tree            max(2S/up, c_k·S/(a·out)) / 0.92, double binary tree,        2((a-1)·intra + log2 k·inter)
-                + chain fill: 2·depth chunk-times, depth = a-1 + log2 k
+                + chain fill: 2 chunk-times a hop, a-1 NVLink + log2 k NIC
 nvls            S / nvls(a): NVLink SHARP inside one domain                  NVLS switch latency
 nvls_tree       max(S/nvls(a), c_k·S/(a·out), S/cap): NVLS inside, tree      NVLS + 2 log2 k · inter
                 across, *pipelined* (max, not sum); cap = heads x NCCL's
@@ -42,7 +42,9 @@ so its throughput falls with the domain size (fit on two published rows, DGX H10
 ``benchmarks/nccl_tests_published.yaml``). NVLS runs in loops of ranks x channels x 128 KiB (channels:
 16 on Hopper, 24 on one Blackwell domain (32 before NCCL 2.27.3), 32 across domains, ``nvls.cc``) whose
 first one fills the pipeline (an extra ``min(S, a·channels·128 KiB)`` bytes' time: NVLS busbw falls below
-a few GiB on 72 ranks, not on 8). The tree's first chunk climbs NCCL's tree depth and comes back down: Simple chunks
+a few GiB on 72 ranks, not on 8). The tree's first chunk climbs NCCL's tree depth and comes back down, each hop
+at its own link's per-channel rate (a pipeline fills at each stage's rate; only its steady state runs at the
+slowest one's, so a NIC-bound tree's NVLink hops fill at NVLink speed): Simple chunks
 of 512 KiB (one of 8 steps of the 4 MiB buffer), LL128 chunks shrunk as NCCL does for short messages;
 on 20 NVL72 racks (depth 75) this fill makes the ring NCCL's choice. The group's ``architecture``
 (catalog) selects the per-architecture tables; None leaves them out. Protocols scale the Simple
@@ -207,8 +209,9 @@ class NcclModel:
         default_factory=lambda: {"Hopper": (0.0, 57.7e9, 45.5e9), "Blackwell": (0.0, 96.0e9, 80.0e9)}
     )
     # Tree pipeline (NCCL src/graph/connect.cc, src/enqueue.cc, src/init.cc): a chunk climbs the tree
-    # (reduce) and comes back down (broadcast), so the first chunk of each channel takes 2 x depth
-    # chunk-times; depth = ranks per node - 1 + log2(nodes) (connect.cc). Chunk = one buffer step:
+    # (reduce) and comes back down (broadcast), so the first chunk of each channel takes 2 chunk-times a
+    # hop over depth = ranks per node - 1 + log2(nodes) hops (connect.cc), each at its link's rate. Chunk
+    # = one buffer step:
     # Simple 4 MiB / NCCL_STEPS 8 = 512 KiB; LL128 ~4.7 MiB / 8 x 120/128, which NCCL halves down to
     # 32 KiB while nBytes / (channels x chunk) < (1 + log2 nodes + 0.1 ppn) x 16 / ppn (enqueue.cc: it
     # shrinks LL128 tree chunks because of this fill); LL (8-byte lines, 16 KiB chunks) is left without
@@ -690,20 +693,22 @@ def _tree_inter(c: _Ctx, nvls: bool = False) -> FloatArray:
 
 
 def _tree_fill(c: _Ctx, p: int, per_byte: FloatArray) -> FloatArray:
-    """Seconds the first chunk of each channel takes down and up the tree: 2 x depth chunk-times, a
-    chunk-time being one chunk at the per-channel share of the tree's bandwidth (``per_byte`` is the
-    time per byte over the channels in use)."""
+    """Seconds the first chunk of each channel takes down and up the tree: 2 x the chunk-times of its
+    hops, each hop at its own link's per-channel share: a-1 NVLink hops inside the domain, log2 k NIC hops
+    across (``per_byte``, the time per byte over the channels in use, is the slower of the two). A
+    pipeline fills at each stage's own rate; only the steady state runs at the slowest one's."""
     xp = c.xp
     m = c.m
     used = _channels_used(c, p)
     per_channel = c.s / used
     chunk = xp.asarray(m.tree_chunk_bytes[p])
-    depth = c.a - 1.0 + xp.log2(c.k)
     if p == 1:
         steps = 1.0 + xp.log2(c.k) + 0.1 * c.a
         chunk = xp.clip(per_channel / (steps * 16.0 / c.a), m.tree_ll128_min_chunk_bytes, chunk)
     chunk = xp.minimum(chunk, per_channel)
-    return xp.asarray(2.0 * depth * chunk * used * per_byte)
+    inter = _tree_inter(c)
+    hops = ((c.a - 1.0) * (2.0 / c.up) + xp.log2(c.k) * inter) / xp.maximum(2.0 / c.up, inter)
+    return xp.asarray(2.0 * hops * chunk * used * per_byte)
 
 
 def _tree(c: _Ctx, p: int) -> FloatArray:
