@@ -73,7 +73,7 @@ def print_table(table: Any) -> None:
         return max((cell_len(w) for w in words), default=0)
 
     for col in table.columns:
-        cells = [col.header, *col._cells]
+        cells = [col.header, *col.cells]
         if col.overflow == "fold":
             col.min_width = max(col.min_width or 0, min(12, max(piece(c) for c in cells)))
         elif col.no_wrap:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.cells import cell_len
 from rich.table import Table
 
 from wanka.cli.app import app, console, emit_json, print_table
@@ -43,7 +44,7 @@ def _print_cases(rows: list[tuple[str, ...]]) -> None:
     """The cases as a table; on a terminal too narrow for one, a line per case (the note beneath it).
     An id or a figure is never shortened: a case is found by its id."""
     title = tx("published runs: predicted vs measured tokens/s/GPU")
-    widths = [max([len(tx(col))] + [len(r[i]) for r in rows]) for i, (col, _) in enumerate(_COLUMNS)]
+    widths = [max([cell_len(tx(col))] + [cell_len(r[i]) for r in rows]) for i, (col, _) in enumerate(_COLUMNS)]
     fixed = sum(widths[1:6]) + 3 * len(_COLUMNS) + 1  # the figures, and each column's border and padding
     if console.width < fixed + min(widths[0], 24) + 16:
         console.print(title)
