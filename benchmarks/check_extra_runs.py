@@ -90,6 +90,18 @@ def _summary(rep: ValidationReport | list[Any], keep: dict[str, bool] | None = N
     return out
 
 
+def file_groups(path: Path, rep: ValidationReport, moe: dict[str, bool]) -> dict[str, dict[str, float]]:
+    """The issue's groups one extra-runs file contributes: papers, NeMo dense and MoE rows, non-NVIDIA rows
+    (dense/MoE from the model, not the id); none for another file."""
+    if path.name == "papers.yaml":
+        return {"papers": _summary(rep)}
+    if path.name == "nemo_perf_tables.yaml":
+        return {"nemo_dense": _summary(rep, {k: not v for k, v in moe.items()}), "nemo_moe": _summary(rep, moe)}
+    if path.name == "non_nvidia.yaml":
+        return {"non_nvidia": _summary(rep)}
+    return {}
+
+
 def _group_line(name: str, s: dict[str, float]) -> str:
     if not s.get("predicted"):
         return f"{name:22s} no case predicted"
@@ -131,13 +143,8 @@ def main() -> None:
     for f in args.files or sorted(EXTRA.glob("*.yaml")):
         rep, moe = check(f)
         moe_cases += [c for c in rep.cases if moe.get(c.id, False)]
-        if f.name == "papers.yaml":
-            groups["papers"] = _summary(rep)
-        elif f.name == "nemo_perf_tables.yaml":
-            groups["nemo_dense"] = _summary(rep, {k: not v for k, v in moe.items()})
-            groups["nemo_moe"] = _summary(rep, moe)
-        elif f.name == "non_nvidia.yaml":
-            groups["non_nvidia"] = _summary(rep)
+        groups |= file_groups(f, rep, moe)
+        if f.name == "non_nvidia.yaml":
             print("  non-NVIDIA by vendor (target: MAPE <= 15%, mean signed error within +-5%):")
             for vendor, g in sorted(vendor_groups(rep, f).items()):
                 n, mape, signed = g["cases"], g["mape"], g["mean_signed"]

@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.check_extra_runs import EXTRA, _summary, check  # noqa: E402
+from benchmarks.check_extra_runs import EXTRA, check, file_groups  # noqa: E402
 from benchmarks.check_nccl_tests import load_rows, mape, predict  # noqa: E402
 
 from wanka.validate import run_validation  # noqa: E402
@@ -53,12 +53,8 @@ def _row(rows: dict[str, list[str]], start: str) -> list[str]:
 def extra() -> dict[str, dict[str, float]]:
     groups: dict[str, dict[str, float]] = {}
     for name in ("papers", "nemo_perf_tables", "non_nvidia"):
-        rep, moe = check(EXTRA / f"{name}.yaml")
-        if name == "nemo_perf_tables":
-            groups["nemo_dense"] = _summary(rep, {k: not v for k, v in moe.items()})
-            groups["nemo_moe"] = _summary(rep, moe)
-        else:
-            groups[name] = _summary(rep)
+        path = EXTRA / f"{name}.yaml"
+        groups |= file_groups(path, *check(path))
     return groups
 
 

@@ -68,7 +68,7 @@ def print_table(table: Any) -> None:
 
     def piece(cell: Any) -> int:
         words = [w for line in lines(cell) for w in line.split()]
-        if len(words) <= 2 and not any(len(line.split()) > 2 for line in lines(cell)):
+        if len(words) <= 2:
             return whole(cell)  # a figure and its unit stay together
         return max((cell_len(w) for w in words), default=0)
 
