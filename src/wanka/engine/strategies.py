@@ -66,6 +66,11 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
 _SWITCHES = tuple(software_columns(ParallelSpec()))  # the boolean columns' names
 
 
+# activation-offload candidates, in eighths of the layers: what search tries and validate completes an
+# unpublished setting with
+OFFLOAD_EIGHTHS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7)
+
+
 def offload_layer_counts(layers: int, eighths: Iterable[int]) -> list[int]:
     """Activation-offload candidates: k/8 of ``layers`` for each ``k`` in ``eighths``, neither none nor all
     (Megatron-Core offloads fewer layers than the model has), sorted; what search and validate try."""

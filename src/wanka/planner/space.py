@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from wanka.engine import CP_COMM_CODES, Context, Strategies, evaluate_batch
-from wanka.engine.strategies import offload_layer_counts
+from wanka.engine.strategies import OFFLOAD_EIGHTHS, offload_layer_counts
 from wanka.errors import SpecError
 
 __all__ = ["SearchSpace", "SpaceCounts", "cp_comm_candidates", "enumerate_space", "shape_candidates"]
@@ -67,7 +67,7 @@ class SearchSpace:
     cp_comm: tuple[str, ...] = ("p2p", "all_gather", "a2a", "a2a+p2p")
     # activation offload where pp = 1 and recompute none: the first k/8 of the layers for each k given
     # (() = never offload); as the validator completes an unpublished setting (validate.run)
-    offload_eighths: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7)
+    offload_eighths: tuple[int, ...] = OFFLOAD_EIGHTHS
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from wanka.engine import BatchResult, Strategies, evaluate_batch, make_context
-from wanka.engine.strategies import offload_layer_counts, software_columns
+from wanka.engine.strategies import OFFLOAD_EIGHTHS, offload_layer_counts, software_columns
 from wanka.errors import WankaError
 from wanka.validate.cases import Case, case_scenario, load_cases
 
@@ -28,7 +28,6 @@ __all__ = ["Band", "CaseResult", "ValidationReport", "choose", "predict_case", "
 
 _MB_CHOICES = (1, 2, 4, 8, 16)
 _RECOMPUTE_CHOICES = ("none", "selective", "full")
-_OFFLOAD_EIGHTHS = range(1, 8)  # offload_layers candidates: k/8 of the layers (pp = 1, recompute none)
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ def _candidates(sc: Any, unknown: dict[str, bool]) -> Strategies:
         and not par.offload_layers
         and par.activation_offload  # a framework that can (the feasibility rule also asks its Megatron-Core)
     ):
-        rows += [(v, m, "none", o) for v in vpps for m in mbs for o in offload_layer_counts(L, _OFFLOAD_EIGHTHS)]
+        rows += [(v, m, "none", o) for v in vpps for m in mbs for o in offload_layer_counts(L, OFFLOAD_EIGHTHS)]
     base = {k: getattr(par, k) for k in ("tp", "pp", "dp", "cp", "ep", "zero", "sp")}
     return Strategies.from_columns(
         **base,
