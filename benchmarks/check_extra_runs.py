@@ -91,14 +91,16 @@ def _summary(rep: ValidationReport | list[Any], keep: dict[str, bool] | None = N
 
 
 def file_groups(path: Path, rep: ValidationReport, moe: dict[str, bool]) -> dict[str, dict[str, float]]:
-    """The issue's groups one extra-runs file contributes: papers, NeMo dense and MoE rows, non-NVIDIA rows
-    (dense/MoE from the model, not the id); none for another file."""
+    """The groups one extra-runs file contributes: papers, NeMo dense and MoE rows (dense/MoE from the model,
+    not the id), non-NVIDIA rows, MLPerf Training submissions; none for another file."""
     if path.name == "papers.yaml":
         return {"papers": _summary(rep)}
     if path.name == "nemo_perf_tables.yaml":
         return {"nemo_dense": _summary(rep, {k: not v for k, v in moe.items()}), "nemo_moe": _summary(rep, moe)}
     if path.name == "non_nvidia.yaml":
         return {"non_nvidia": _summary(rep)}
+    if path.name == "mlperf_training.yaml":
+        return {"mlperf": _summary(rep)}
     return {}
 
 

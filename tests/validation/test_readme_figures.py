@@ -52,7 +52,7 @@ def _row(rows: dict[str, list[str]], start: str) -> list[str]:
 @pytest.fixture(scope="module")
 def extra() -> dict[str, dict[str, float]]:
     groups: dict[str, dict[str, float]] = {}
-    for name in ("papers", "nemo_perf_tables", "non_nvidia"):
+    for name in ("papers", "nemo_perf_tables", "non_nvidia", "mlperf_training"):
         path = EXTRA / f"{name}.yaml"
         groups |= file_groups(path, *check(path))
     return groups
@@ -76,6 +76,7 @@ def test_extra_runs_rows_are_what_the_shipped_calibration_predicts(extra) -> Non
         ("NeMo / Megatron-Bridge tables 24.03–26.08, dense", "nemo_dense"),
         ("NeMo / Megatron-Bridge tables 24.03–26.08, MoE", "nemo_moe"),
         ("non-NVIDIA:", "non_nvidia"),
+        ("MLPerf Training submissions:", "mlperf"),
     ):
         g = extra[key]
         n, mape_s, median_s, worst_s = _row(rows, start)[:4]
