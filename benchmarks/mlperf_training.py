@@ -48,8 +48,8 @@ L405: dict[str, object] = dict(type="dense", n_layers=126, hidden=16384, n_heads
             vocab=32768, seq_len=8192, tied_embeddings=False, moe=None, attention=None)
 L8: dict[str, object] = dict(type="dense", n_layers=32, hidden=4096, n_heads=32, n_kv_heads=8, ffn_hidden=14336, ffn_act="swiglu",
           vocab=128256, seq_len=8192, tied_embeddings=False, moe=None, attention=None)
-L8_NOTE = ("Llama 3.1 8B as NeMo's Llama31Config8B (32 x 4096, 32 heads, 8 KV heads, FFN 14336 SwiGLU, untied) at the benchmark's "
-           "seq 8192 (src/train.py SEQ_LENGTH) with the Llama 3.1 tokenizer (vocab 128,256; the README's llama-3-1-8b-tokenizer). ")
+L8_NOTE = ("Llama 3.1 8B (32 x 4096, 32 heads, 8 KV heads, FFN 14336 SwiGLU, untied; NeMo's Llama31Config8B) at the benchmark's "
+           "seq 8192 with the Llama 3.1 tokenizer (vocab 128,256; the benchmark's llama-3-1-8b-tokenizer). ")
 GPT3_NOTE = ("GPT-3 175B as the MLPerf benchmark defines it (the submission's NeMo model config, conf/*.yaml: "
              "96 x 12288, 96 heads, FFN 4h GeLU, seq 2048, shared embeddings); vocab: the benchmark's SentencePiece C4 model, 50,257 "
              "entries (the reference's PassThroughVocabulary(size=50257)), padded by NeMo to a multiple of 128 x TP = 512 -> 50,688. ")
@@ -93,6 +93,10 @@ R: list[tuple[Any, ...]] = [
  ("mlperf50_llama31_405b_gb200_cw_1536g", "v5.0", "IBM+CoreWeave+NVIDIA/results/carina_ngpu1536_ngc25.04_nemo/llama31_405b", "IBM+CoreWeave+NVIDIA/benchmarks/llama31_405b/implementations/carina_ngpu1536_ngc25.04_nemo/config_GB200_384x4x48xtp4pp8cp2.sh", "GB200", 384, 4, 72, 400, 4, 8, 2, 8, 1, "25.04", "l405", "carina"),
  ("mlperf50_llama31_405b_gb200_cw_2048g", "v5.0", "IBM+CoreWeave+NVIDIA/results/carina_ngpu2048_ngc25.04_nemo/llama31_405b", "IBM+CoreWeave+NVIDIA/benchmarks/llama31_405b/implementations/carina_ngpu2048_ngc25.04_nemo/config_GB200_512x4x40xtp4pp8cp2.sh", "GB200", 512, 4, 72, 400, 4, 8, 2, 8, 1, "25.04", "l405", "carina"),
  ("mlperf50_llama31_405b_gb200_cw_2496g", "v5.0", "IBM+CoreWeave+NVIDIA/results/carina_ngpu2496_ngc25.04_nemo/llama31_405b", "IBM+CoreWeave+NVIDIA/benchmarks/llama31_405b/implementations/carina_ngpu2496_ngc25.04_nemo/config_GB200_624x4x32xtp4pp8cp2.sh", "GB200", 624, 4, 72, 400, 4, 8, 2, 8, 1, "25.04", "l405", "carina"),
+ ("mlperf51_llama31_8b_gb200_72g", "v5.1", "NVIDIA/results/tyche_ngpu72_ngc25.09_nemo/llama31_8b", "NVIDIA/benchmarks/llama31_8b/implementations/nemo/config_GB200_18x4x1xtp1pp1cp2_8b.sh", "GB200", 18, 4, 72, 400, 1, 1, 2, 1, 1, "25.09", "l8", "tyche8b"),
+ ("mlperf51_llama31_8b_gb200_512g", "v5.1", "NVIDIA/results/tyche_ngpu512_ngc25.09_nemo/llama31_8b", "NVIDIA/benchmarks/llama31_8b/implementations/nemo/config_GB200_128x4x1xtp2pp1cp4_8b.sh", "GB200", 128, 4, 72, 400, 2, 1, 4, 1, 1, "25.09", "l8", "tyche8b"),
+ ("mlperf51_llama31_8b_gb300_72g", "v5.1", "NVIDIA/results/theia_ngpu72_ngc25.09_nemo/llama31_8b", "NVIDIA/benchmarks/llama31_8b/implementations/nemo/config_GB300_18x4x1xtp1pp1cp2_8b.sh", "GB300", 18, 4, 72, 800, 1, 1, 2, 1, 1, "25.09", "l8", "theia"),
+ ("mlperf51_llama31_8b_gb300_512g", "v5.1", "NVIDIA/results/theia_ngpu512_ngc25.09_nemo/llama31_8b", "NVIDIA/benchmarks/llama31_8b/implementations/nemo/config_GB300_128x4x1xtp2pp1cp4_8b.sh", "GB300", 128, 4, 72, 800, 2, 1, 4, 1, 1, "25.09", "l8", "theia"),
  ("mlperf51_llama31_8b_mi355x_8g", "v5.1", "AMD/results/MI355X_EPYC_9575F_pytorch/llama31_8b", "AMD/benchmarks/llama31_8b/implementations/MI355X_EPYC_9575F_pytorch_llama3_8b/config_MI355X_1x8x1_8b.sh", "MI355X", 1, 8, 8, 400, 1, 1, 1, 1, 2, "25.09", "l8", "amd"),
  ("mlperf51_llama31_8b_mi355x_gigabyte_8g", "v5.1", "GigaComputing/results/G893-ZX1-AAX4_pytorch/llama31_8b", "GigaComputing/benchmarks/llama31_8b/implementations/MI355X/nemo/config_MI355X_1x8x1_8b.sh", "MI355X", 1, 8, 8, 400, 1, 1, 1, 1, 2, "25.09", "l8", "gigabyte"),
 ]
@@ -108,10 +112,17 @@ FABRIC: dict[str, str] = {
  "amd": "One AMD MI355X platform (8 GPUs on Infinity Fabric; no scale-out traffic at DP 8 inside the node)",
  "gigabyte": ("One GIGABYTE G893-ZX1-AAX4 (8 x MI355X on Infinity Fabric). Micro-batch 2 from the log (GBS 32, gradient "
               "accumulation 2, DP 8) where the folder's config_MI355X_1x8x1_8b.sh says MBS=4"),
+ "tyche8b": (
+     "NVIDIA Tyche (GB200 NVL72 racks; systems/tyche_ngpu*_ngc25.09_nemo.json: 4x ConnectX-7 IB NDR 400 Gb/s a 4-GPU tray). Which "
+     "config ran: the implementation folder's README-tyche_ngpu*_ngc25.09_nemo.md"),
+ "theia": (
+     "NVIDIA Theia (GB300 NVL72 racks; systems/theia_ngpu*_ngc25.09_nemo.json: 4x ConnectX-8 IB XDR 800 Gb/s a 4-GPU tray; the "
+     "log's platform line says GB200, the system description and the config GB300). Which config ran: the implementation "
+     "folder's README-theia_ngpu*_ngc25.09_nemo.md"),
  "carina": "CoreWeave Carina (GB200 NVL72 racks; 400 Gb/s per GPU assumed from the DGX GB200 reference design)",
 }
 
-STACK: dict[tuple[str, str], str] = {
+STACK: dict[tuple[str, ...], str] = {
  ("v3.0", "23.04"): ("Software: pytorch:23.04 with NeMo v1.17.0_pt_23.04 and Transformer Engine release_v0.8 (Dockerfile) -> release "
                      "23.04; TP overlap from config_tp_h100.sh (TP_COMM_OVERLAP=True), interleaving 12 from config_common.sh."),
  ("v3.1", "23.09"): "Software: pytorch:23.09 with NeMo at bd0b818 and Transformer Engine built from source (Dockerfile) -> release 23.09.",
@@ -120,12 +131,22 @@ STACK: dict[tuple[str, str], str] = {
  ("v5.0", "25.02"): ("Software: pytorch:25.01 with NeMo v2.2.0 and Megatron-Core core_r0.11.0 (Dockerfile) -> release 25.02, the NeMo "
                      "release whose Megatron-Core is 0.11 in the software table (same NeMo switches as 25.01; 0.11 is what can split "
                      "126 layers + embedding + loss over PP x VP = 64 chunks)."),
- ("v5.1", "25.09"): ("Software: ROCm 7.0 PyTorch 2.8 image with Transformer Engine and Megatron-LM (ROCm) at pinned commits and NeMo "
+ ("v5.1", "25.09"): ("Software: pytorch:25.09 with NeMo and Megatron-Core 25.09-alpha.rc1 and Transformer Engine release_v2.8 (Dockerfile) "
+                     "-> release 25.09; FP8 current (tensorwise) scaling with FP8 parameter gathers, attention in 16-bit "
+                     "(NVTE_DPA_FP8_RECIPE=F16), full-iteration CUDA graphs (config_common_cg.sh: FULL_CUDA_GRAPH=1), distributed "
+                     "optimizer with overlapped gradient reduce and parameter gather (config_common.sh); TP overlap where TP > 1."),
+ ("v5.1", "25.09", "amd"): ("Software: ROCm 7.0 PyTorch 2.8 image with Transformer Engine and Megatron-LM (ROCm) at pinned commits and NeMo "
                      "v2.5.0rc0 patched (Dockerfile, patches/nemo_v2.5.0rc0.patch) -> release 25.09, the NeMo release of v2.5.0 "
                      "(assumption); FP8 hybrid delayed scaling with FP8 parameters, no FP8 attention (src/train.py: fp8='hybrid', "
                      "fp8_dot_product_attention=False), distributed optimizer, gradients reduced in bf16, TP overlap off."),
  ("v5.0", "25.04"): "Software: pytorch:25.04 with NeMo and Megatron-Core 25.04-alpha.rc2 (Dockerfile) -> release 25.04.",
 }
+# the submissions' own stacks where a release's text is not theirs (AMD's ROCm builds of NeMo)
+VENDOR = {"amd": "amd", "gigabyte": "amd"}
+# FP8 recipe and software switches the configs set, where they are not the file's default (delayed scaling,
+# the software table's switches for the release)
+RECIPE = {"tyche8b": "fp8_current_scaling", "theia": "fp8_current_scaling"}
+SWITCHES: dict[str, dict[str, object]] = {"tyche8b": {"cuda_graphs": True}, "theia": {"cuda_graphs": True}}
 # fmt: on
 
 _KEYS = ("global_batch_size", "max_sequence_length", "gradient_accumulation_steps", "submission_platform")
@@ -332,10 +353,10 @@ def case(row: tuple[Any, ...], m: Measured, commit: str) -> dict[str, Any]:
         + layout
         + FABRIC[fab]
         + ". "
-        + STACK[(v, rel)]
+        + STACK.get((v, rel, VENDOR.get(fab, "")), STACK[(v, rel)])
         + " Never fitted.",
-        "software": {"framework": "NeMo (MLPerf Training submission)", "release": rel},
-        "precision_recipe": "fp8_delayed_scaling",
+        "software": {"framework": "NeMo (MLPerf Training submission)", "release": rel, **SWITCHES.get(fab, {})},
+        "precision_recipe": RECIPE.get(fab, "fp8_delayed_scaling"),
     }
 
 
