@@ -19,7 +19,10 @@ tuning; a best far above a recipe the engine predicts well is a layout the engin
 did not publish (the printed terms say where it gains); one far above a recipe the engine
 under-predicts says more about that prediction than about the search.
 
-    python -m benchmarks.check_recipe_rank [--results] [--all] [--set tp_overlap_efficiency=0.5]
+``--file PATH`` ranks every steady-state row of another case file the same way, e.g. the MLPerf Training
+submissions (``benchmarks/extra_runs/mlperf_training.yaml``), whose layouts their submitters tuned.
+
+    python -m benchmarks.check_recipe_rank [--results] [--all | --file PATH] [--set tp_overlap_efficiency=0.5]
 """
 
 from __future__ import annotations
@@ -131,6 +134,13 @@ def latest_recipes() -> list[Case]:
     return list(latest.values())
 
 
+def file_rows(path: Path) -> list[Case]:
+    """Every steady-state row of a case file, each placed in the search's ranking as a recipe (the
+    MLPerf Training submissions' layouts are tuned as NVIDIA's published recipes are)."""
+    cases, _ = load_cases(path)
+    return [c for c in cases if c.kind == "steady_state"]
+
+
 def summary(out: list[dict[str, Any]]) -> dict[str, Any]:
     """Where the recipes rank, and how far the search's best lies above them, over ranked recipes."""
     ranked = [r for r in out if r.get("rank") is not None]
@@ -173,7 +183,14 @@ def main() -> None:
     ap.add_argument("--results", action="store_true", help="record in benchmarks/results/calibration.json")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="replace a calibration constant")
     ap.add_argument("--all", action="store_true", help="every recipe of the tables at its latest release")
+    ap.add_argument(
+        "--file",
+        type=Path,
+        help="rank every steady-state row of this case file instead (e.g. benchmarks/extra_runs/mlperf_training.yaml)",
+    )
     args = ap.parse_args()
+    if args.file is not None and args.all:
+        ap.error("--file and --all choose the rows two ways; give one")
     try:
         cal = calibration_with(args.set)
     except ValueError as e:
@@ -181,7 +198,8 @@ def main() -> None:
     if cal is not None and args.results:
         ap.error("--results records the shipped calibration's figures; drop --set")
     out = []
-    for c in latest_recipes() if args.all else recipe_cases():
+    rows = file_rows(args.file) if args.file is not None else latest_recipes() if args.all else recipe_cases()
+    for c in rows:
         try:
             r = rank(c, cal)
         except WankaError as e:  # a published layout the engine's rules reject (named in the error)
@@ -202,7 +220,7 @@ def main() -> None:
             f"    recipe {_layout(r['recipe'])}: {r['recipe_step_s']:.2f} s/step; best {_layout(r['best'])}: "
             f"{r['best_step_s']:.2f} s/step ({gap_text(r)})"
         )
-    if args.all:
+    if args.all or args.file is not None:
         sm = summary(out)
         print(
             f"{sm['ranked']} of {sm['recipes']} recipes ranked: median percentile {sm['median_percentile']:.2%}, "
@@ -215,10 +233,11 @@ def main() -> None:
     if args.results:
         RESULTS.parent.mkdir(exist_ok=True)
         doc = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
-        if args.all:  # one line a recipe: where it ranks and how far the best is (the terms are printed)
+        if args.all or args.file is not None:  # one line a recipe: its rank and how far the best is
             keep = ("rank", "feasible", "percentile", "best_over_recipe", "recipe_predicted", "truth", "error")
-            rows = {r["id"]: {k: r[k] for k in keep if k in r} for r in out}
-            doc["recipe_rank_all"] = {"summary": summary(out), "recipes": rows}
+            table = {r["id"]: {k: r[k] for k in keep if k in r} for r in out}
+            key = "recipe_rank_all" if args.all else f"recipe_rank_{args.file.stem}"
+            doc[key] = {"summary": summary(out), "recipes": table}
         else:
             doc["recipe_rank"] = out
         RESULTS.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")

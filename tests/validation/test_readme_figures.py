@@ -104,3 +104,23 @@ def test_in_sample_line_is_what_wanka_validate_prints() -> None:
     assert rep.mape is not None and rep.max_abs_error is not None
     want = f"MAPE {_pct(rep.mape)}, max {_pct(rep.max_abs_error)} ({len(predicted)} of {len(steady)} cases predicted)"
     assert want in m.group(1), (want, m.group(1))
+
+
+def test_mlperf_recipe_ranking_sentence_is_what_the_search_gives() -> None:
+    # computed here (about 10 s) and recorded by python -m benchmarks.check_recipe_rank --file
+    # benchmarks/extra_runs/mlperf_training.yaml --results, which must be current too
+    from benchmarks.check_recipe_rank import file_rows, rank, summary
+
+    sm = summary([rank(c) for c in file_rows(EXTRA / "mlperf_training.yaml")])
+    recorded = json.loads(RESULTS.read_text(encoding="utf-8"))["recipe_rank_mlperf_training"]["summary"]
+    assert recorded == json.loads(json.dumps(sm)), "calibration.json's MLPerf ranking is stale"
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    want = (
+        f"The {sm['recipes']} MLPerf Training submissions' layouts (tuned by their submitters; "
+        f"`--file benchmarks/extra_runs/mlperf_training.yaml`) "
+        + ("all rank" if sm["top_5pct"] == sm["recipes"] else f"{sm['top_5pct']} rank")
+        + f" in the top 5%, at a median top {100 * sm['median_percentile']:.2f}%; the search's best is a median "
+        f"{100 * sm['median_best_over_recipe']:.1f}% faster than the submission (within 5% for "
+        f"{sm['best_within_5pct']}, within 10% for {sm['best_within_10pct']})."
+    )
+    assert want in text, want
