@@ -93,6 +93,8 @@ R: list[tuple[Any, ...]] = [
  ("mlperf50_llama31_405b_gb200_cw_1536g", "v5.0", "IBM+CoreWeave+NVIDIA/results/carina_ngpu1536_ngc25.04_nemo/llama31_405b", "IBM+CoreWeave+NVIDIA/benchmarks/llama31_405b/implementations/carina_ngpu1536_ngc25.04_nemo/config_GB200_384x4x48xtp4pp8cp2.sh", "GB200", 384, 4, 72, 400, 4, 8, 2, 8, 1, "25.04", "l405", "carina"),
  ("mlperf50_llama31_405b_gb200_cw_2048g", "v5.0", "IBM+CoreWeave+NVIDIA/results/carina_ngpu2048_ngc25.04_nemo/llama31_405b", "IBM+CoreWeave+NVIDIA/benchmarks/llama31_405b/implementations/carina_ngpu2048_ngc25.04_nemo/config_GB200_512x4x40xtp4pp8cp2.sh", "GB200", 512, 4, 72, 400, 4, 8, 2, 8, 1, "25.04", "l405", "carina"),
  ("mlperf50_llama31_405b_gb200_cw_2496g", "v5.0", "IBM+CoreWeave+NVIDIA/results/carina_ngpu2496_ngc25.04_nemo/llama31_405b", "IBM+CoreWeave+NVIDIA/benchmarks/llama31_405b/implementations/carina_ngpu2496_ngc25.04_nemo/config_GB200_624x4x32xtp4pp8cp2.sh", "GB200", 624, 4, 72, 400, 4, 8, 2, 8, 1, "25.04", "l405", "carina"),
+ ("mlperf51_llama31_405b_b200_256g", "v5.1", "University-of-Florida/results/hpg.dgxb200x8.n32/llama31_405b", "University-of-Florida/benchmarks/llama31_405b/implementations/b200_nemo/config_DGXB200_64x8x144xtp4pp8cp2_cg.sh", "B200", 32, 8, 8, 400, 4, 8, 2, 8, 1, "25.09", "l405", "uf"),
+ ("mlperf51_llama31_405b_b200_448g", "v5.1", "University-of-Florida/results/hpg.dgxb200x8.n56/llama31_405b", "University-of-Florida/benchmarks/llama31_405b/implementations/b200_nemo/config_DGXB200_64x8x144xtp4pp8cp2_cg.sh", "B200", 56, 8, 8, 400, 4, 8, 2, 8, 1, "25.09", "l405", "uf"),
  ("mlperf51_llama31_8b_gb200_72g", "v5.1", "NVIDIA/results/tyche_ngpu72_ngc25.09_nemo/llama31_8b", "NVIDIA/benchmarks/llama31_8b/implementations/nemo/config_GB200_18x4x1xtp1pp1cp2_8b.sh", "GB200", 18, 4, 72, 400, 1, 1, 2, 1, 1, "25.09", "l8", "tyche8b"),
  ("mlperf51_llama31_8b_gb200_512g", "v5.1", "NVIDIA/results/tyche_ngpu512_ngc25.09_nemo/llama31_8b", "NVIDIA/benchmarks/llama31_8b/implementations/nemo/config_GB200_128x4x1xtp2pp1cp4_8b.sh", "GB200", 128, 4, 72, 400, 2, 1, 4, 1, 1, "25.09", "l8", "tyche8b"),
  ("mlperf51_llama31_8b_gb300_72g", "v5.1", "NVIDIA/results/theia_ngpu72_ngc25.09_nemo/llama31_8b", "NVIDIA/benchmarks/llama31_8b/implementations/nemo/config_GB300_18x4x1xtp1pp1cp2_8b.sh", "GB300", 18, 4, 72, 800, 1, 1, 2, 1, 1, "25.09", "l8", "theia"),
@@ -119,6 +121,10 @@ FABRIC: dict[str, str] = {
      "NVIDIA Theia (GB300 NVL72 racks; systems/theia_ngpu*_ngc25.09_nemo.json: 4x ConnectX-8 IB XDR 800 Gb/s a 4-GPU tray; the "
      "log's platform line says GB200, the system description and the config GB300). Which config ran: the implementation "
      "folder's README-theia_ngpu*_ngc25.09_nemo.md"),
+ "uf": (
+     "University of Florida HiPerGator DGX B200 (systems/hpg.dgxb200x8.n32.json: InfiniBand; 8 x 400 Gb/s per node assumed, "
+     "the DGX B200's ConnectX-7). The folder's config is the 64-node one (MINIBS 144); the logged GBS and accumulation give "
+     "the nodes that ran"),
  "carina": "CoreWeave Carina (GB200 NVL72 racks; 400 Gb/s per GPU assumed from the DGX GB200 reference design)",
 }
 
@@ -135,6 +141,9 @@ STACK: dict[tuple[str, ...], str] = {
                      "-> release 25.09; FP8 current (tensorwise) scaling with FP8 parameter gathers, attention in 16-bit "
                      "(NVTE_DPA_FP8_RECIPE=F16), full-iteration CUDA graphs (config_common_cg.sh: FULL_CUDA_GRAPH=1), distributed "
                      "optimizer with overlapped gradient reduce and parameter gather (config_common.sh); TP overlap where TP > 1."),
+ ("v5.1", "25.09", "uf"): ("Software: pytorch:25.09 with NeMo and Megatron-Core 25.09-alpha.rc1 and Transformer Engine release_v2.8 (Dockerfile) "
+                           "-> release 25.09; full-iteration CUDA graphs (config_common_cg.sh: FULL_CUDA_GRAPH=1), distributed optimizer "
+                           "with overlapped gradient reduce and parameter gather and FP8 parameter gathers (config_common.sh)."),
  ("v5.1", "25.09", "amd"): ("Software: ROCm 7.0 PyTorch 2.8 image with Transformer Engine and Megatron-LM (ROCm) at pinned commits and NeMo "
                      "v2.5.0rc0 patched (Dockerfile, patches/nemo_v2.5.0rc0.patch) -> release 25.09, the NeMo release of v2.5.0 "
                      "(assumption); FP8 hybrid delayed scaling with FP8 parameters, no FP8 attention (src/train.py: fp8='hybrid', "
@@ -142,11 +151,15 @@ STACK: dict[tuple[str, ...], str] = {
  ("v5.0", "25.04"): "Software: pytorch:25.04 with NeMo and Megatron-Core 25.04-alpha.rc2 (Dockerfile) -> release 25.04.",
 }
 # the submissions' own stacks where a release's text is not theirs (AMD's ROCm builds of NeMo)
-VENDOR = {"amd": "amd", "gigabyte": "amd"}
+VENDOR = {"amd": "amd", "gigabyte": "amd", "uf": "uf"}
 # FP8 recipe and software switches the configs set, where they are not the file's default (delayed scaling,
 # the software table's switches for the release)
-RECIPE = {"tyche8b": "fp8_current_scaling", "theia": "fp8_current_scaling"}
-SWITCHES: dict[str, dict[str, object]] = {"tyche8b": {"cuda_graphs": True}, "theia": {"cuda_graphs": True}}
+RECIPE = {"tyche8b": "fp8_current_scaling", "theia": "fp8_current_scaling", "uf": "fp8_current_scaling"}
+SWITCHES: dict[str, dict[str, object]] = {
+    "tyche8b": {"cuda_graphs": True},
+    "theia": {"cuda_graphs": True},
+    "uf": {"cuda_graphs": True},
+}
 # fmt: on
 
 _KEYS = ("global_batch_size", "max_sequence_length", "gradient_accumulation_steps", "submission_platform")
@@ -311,9 +324,14 @@ def case(row: tuple[Any, ...], m: Measured, commit: str) -> dict[str, Any]:
             + (", set in config_common.sh" if v == "v3.0" else "")
             + f"), micro-batch {mbs}; DP = GPUs / (TP x PP x CP) = {dp}; GBS {m.gbs} and gradient accumulation {m.ga} as "
             "logged. Distributed optimizer (USE_DIST_OPTIMIZER / NeMo default) -> zero 1; sequence parallel on "
-            "(SEQ_PARALLEL default True); no activation recompute (ACT_CKPT_GRANULARITY unset or null); FP8 with delayed "
-            "scaling (Transformer Engine's DelayedScaling; the fp8_recipe default 'delayed' where custom.yaml has the "
-            "field); TP overlap on (TP_COMM_OVERLAP=True). "
+            "(SEQ_PARALLEL default True); no activation recompute (ACT_CKPT_GRANULARITY unset or null); "
+            + (
+                "FP8 with current (tensorwise) scaling (config_common.sh: FP8_RECIPE=tensorwise)"
+                if RECIPE.get(fab) == "fp8_current_scaling"
+                else "FP8 with delayed scaling (Transformer Engine's DelayedScaling; the fp8_recipe default 'delayed' where "
+                "custom.yaml has the field)"
+            )
+            + "; TP overlap on (TP_COMM_OVERLAP=True). "
         )
     else:
         layout = (
