@@ -277,6 +277,8 @@ class Measured:
 
 def measure(texts: list[str]) -> Measured:
     """The median tokens/s over every span of every log, with the logged batch and accumulation."""
+    if not texts:
+        raise ValueError("no result_N.txt logs")
     spans: list[float] = []
     per_log: list[float] = []
     steps = 0
@@ -395,8 +397,11 @@ def generate(repos: Repos) -> str:
     cases = []
     for row in R:
         v = row[1]
-        commits.setdefault(v, repos.commit(v))
-        cases.append(case(row, measure(repos.results(v, row[2])), commits[v]))
+        try:
+            commits.setdefault(v, repos.commit(v))
+            cases.append(case(row, measure(repos.results(v, row[2])), commits[v]))
+        except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as e:
+            raise ValueError(f"{row[0]}: training_results_{v} {row[2]}: {e}") from None
     body = yaml.safe_dump(
         {"schema": "wanka-validation/1", "cases": cases}, sort_keys=False, width=130, allow_unicode=False
     )
@@ -408,7 +413,10 @@ def main() -> None:
     ap.add_argument("--repos", type=Path, required=True, help="folder holding the training_results_vX.Y repositories")
     ap.add_argument("--write", action="store_true", help=f"rewrite {OUT.relative_to(OUT.parents[2])}")
     args = ap.parse_args()
-    text = generate(Repos(args.repos))
+    try:
+        text = generate(Repos(args.repos))
+    except ValueError as e:  # a repository or a log the rows name is missing or unreadable
+        ap.exit(2, f"error: {e}\n")
     if args.write:
         OUT.write_text(text, encoding="utf-8")
         print(f"wrote {OUT} ({len(R)} cases)")

@@ -82,6 +82,8 @@ def test_step_times_win_and_drop_the_first_five() -> None:
 def test_a_log_without_a_steady_span_is_an_error() -> None:
     with pytest.raises(ValueError, match="no steady-state span"):
         measure(["\n".join(_head())])
+    with pytest.raises(ValueError, match=r"no result_N\.txt"):
+        measure([])
 
 
 def test_every_row_is_a_layout_that_covers_its_gpus() -> None:
