@@ -198,7 +198,10 @@ def main() -> None:
     if cal is not None and args.results:
         ap.error("--results records the shipped calibration's figures; drop --set")
     out = []
-    rows = file_rows(args.file) if args.file is not None else latest_recipes() if args.all else recipe_cases()
+    try:
+        rows = file_rows(args.file) if args.file is not None else latest_recipes() if args.all else recipe_cases()
+    except WankaError as e:  # a missing or malformed case file: the validated door's message
+        ap.error(str(e))
     for c in rows:
         try:
             r = rank(c, cal)

@@ -101,3 +101,17 @@ def test_mlperf_submissions_tuned_layouts_rank_in_the_top_5_percent() -> None:
         r = rank(rows[cid])
         assert "error" not in r and r["rank"] is not None, r
         assert r["percentile"] <= 0.05 and r["feasible"] > 1000, (cid, r["rank"], r["feasible"])
+
+
+def test_file_that_is_missing_or_malformed_is_a_usage_error(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+    from benchmarks.check_recipe_rank import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("cases: [\n", encoding="utf-8")
+    for path, words in ((tmp_path / "missing.yaml", "no such file"), (bad, "malformed YAML")):
+        monkeypatch.setattr(sys, "argv", ["check_recipe_rank", "--file", str(path)])
+        with pytest.raises(SystemExit) as e:
+            main()
+        assert e.value.code == 2
+        assert words in capsys.readouterr().err
