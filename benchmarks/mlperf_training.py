@@ -381,8 +381,9 @@ def case(row: tuple[Any, ...], m: Measured, commit: str) -> dict[str, Any]:
 
 
 HEADER = """# Out-of-sample check set: steady-state throughput of MLPerf Training closed-division submissions (GPT-3 175B on
-# 256 to 11,616 H100 and 64 B200, v3.0-v4.1; Llama 3.1 405B on 512 to 8,192 H100, 512-1,024 H200 and 256-2,496 GB200, v5.0;
-# Llama 3.1 8B on 8 MI355X, v5.1), read from the submissions' own MLLOG result files and launch configs
+# 256 to 11,616 H100 and 64 B200, v3.0-v4.1; Llama 3.1 405B on 512 to 8,192 H100, 512-1,024 H200 and 256-2,496 GB200, v5.0,
+# and on 256 / 448 B200, v5.1; Llama 3.1 8B on 8 MI355X and 72 / 512 GB200 and GB300, v5.1), read from the submissions' own
+# MLLOG result files and launch configs
 # (mlcommons/training_results_v3.0 / v3.1 / v4.0 / v4.1 / v5.0 / v5.1; all but v4.1 carry an Apache-2.0 LICENSE.md, v4.1's snapshot
 # no licence file; only facts and figures are taken).
 # Never fitted, and added after the engine was built: none of these runs informed its structure.
@@ -398,7 +399,8 @@ def generate(repos: Repos) -> str:
     for row in R:
         v = row[1]
         try:
-            commits.setdefault(v, repos.commit(v))
+            if v not in commits:  # one git call per repository, not per row
+                commits[v] = repos.commit(v)
             cases.append(case(row, measure(repos.results(v, row[2])), commits[v]))
         except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as e:
             raise ValueError(f"{row[0]}: training_results_{v} {row[2]}: {e}") from None
