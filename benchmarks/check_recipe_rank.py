@@ -182,15 +182,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", action="store_true", help="record in benchmarks/results/calibration.json")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="replace a calibration constant")
-    ap.add_argument("--all", action="store_true", help="every recipe of the tables at its latest release")
-    ap.add_argument(
+    rows_from = ap.add_mutually_exclusive_group()
+    rows_from.add_argument("--all", action="store_true", help="every recipe of the tables at its latest release")
+    rows_from.add_argument(
         "--file",
         type=Path,
         help="rank every steady-state row of this case file instead (e.g. benchmarks/extra_runs/mlperf_training.yaml)",
     )
     args = ap.parse_args()
-    if args.file is not None and args.all:
-        ap.error("--file and --all choose the rows two ways; give one")
     try:
         cal = calibration_with(args.set)
     except ValueError as e:
@@ -223,8 +222,9 @@ def main() -> None:
             f"    recipe {_layout(r['recipe'])}: {r['recipe_step_s']:.2f} s/step; best {_layout(r['best'])}: "
             f"{r['best_step_s']:.2f} s/step ({gap_text(r)})"
         )
-    if args.all or args.file is not None:
-        sm = summary(out)
+    many = args.all or args.file is not None
+    sm = summary(out) if many else {}
+    if many:
         print(
             f"{sm['ranked']} of {sm['recipes']} recipes ranked: median percentile {sm['median_percentile']:.2%}, "
             f"{sm['top_5pct']} in the top 5%; search best over the recipe median "
@@ -236,11 +236,11 @@ def main() -> None:
     if args.results:
         RESULTS.parent.mkdir(exist_ok=True)
         doc = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
-        if args.all or args.file is not None:  # one line a recipe: its rank and how far the best is
+        if many:  # one line a recipe: its rank and how far the best is
             keep = ("rank", "feasible", "percentile", "best_over_recipe", "recipe_predicted", "truth", "error")
             table = {r["id"]: {k: r[k] for k in keep if k in r} for r in out}
             key = "recipe_rank_all" if args.all else f"recipe_rank_{args.file.stem}"
-            doc[key] = {"summary": summary(out), "recipes": table}
+            doc[key] = {"summary": sm, "recipes": table}
         else:
             doc["recipe_rank"] = out
         RESULTS.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
