@@ -1824,6 +1824,33 @@ def offload_time(ctx: Context, st: Strategies, cm: Compute, off: Arr, nic_busy_m
     return np.asarray(np.where(off > 0, exposed + _hbm_time(ctx, 2.0 * off), 0.0))
 
 
+def interleaved_inflight_layers(p: Arr, v: Arr, m: Arr, first_stage: bool, edge: Arr, lam: Arr) -> Arr:
+    """Most layers' activations the first (``first_stage``) or the last pipeline rank holds at once
+    under Megatron-Core's interleaved 1F1B, where its ``v`` model chunks hold ``lam`` layers each but
+    one, the first stage's first chunk or the last stage's final chunk, which holds ``edge``.
+
+    Megatron-Core (pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving) runs
+    (p - r - 1)·2 + (v - 1)·p warm-up forwards on rank r (microbatch_group_size_per_vp_stage = p),
+    then one forward and one backward at a time; forwards take the chunks in order, each for a group
+    of p micro-batches, backwards in reverse chunk order (get_model_chunk_id). In flight after a
+    steady-state forward is every forward so far less every backward. On the first stage the p - 1
+    warm-up forwards past one round are first-chunk ones: where that chunk holds the embedding alone
+    (Llama 3's 126 layers over 16 x 8 slots; --account-for-embedding-in-pipeline-split) they add no
+    layer, and the equal-chunk count (p·v + p - 1 chunks' worth) overstates it. On the last stage the
+    warm-up stops one chunk short of a round, and once the steady state runs the next round's first
+    chunk while the backwards free the (lighter) loss chunk, the count rises by lam - edge. With m a
+    multiple of p the count is piecewise linear in the steady-state step and takes these values
+    (tests/engine/test_interleaved_inflight.py replays the schedule)."""
+    stage = (v - 1.0) * lam + edge
+    if first_stage:
+        steady = m * v - (p * v + p - 1.0)  # steady-state steps after the warm-up's last forward
+        peak = p * stage + (p - 1.0) * edge + np.where(steady >= 1.0, np.maximum(0.0, edge - lam), 0.0)
+    else:
+        steady = m * v - (p * v - p + 1.0)
+        peak = p * stage - (p - 1.0) * edge + np.where(steady >= p, np.maximum(0.0, lam - edge), 0.0)
+    return np.asarray(np.where(steady < 0.0, m * stage, np.minimum(m * stage, peak)))
+
+
 def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> Memory:
     """Bytes per GPU on the pipeline rank that holds the most: bf16 weights, fp32 main grads, fp32
     master + Adam (sharded by ZeRO stage and shard group) of the stages the rank holds, their
@@ -1953,9 +1980,17 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
     # micro-batches in flight on pipeline rank r: min(m, pp - r) with 1F1B; with interleaving
     # ((pp - r - 1)·2 + (v - 1)·pp + 1)/v stage-equivalents (Megatron-Core warm-up), at most all m
     # (Megatron-Core caps the warm-up at the m·v chunks of the step: all_warmup_microbatches). The first
-    # stage holds the most, which is why layouts give it fewer layers
-    def inflight(r: Arr | float) -> Arr:
+    # stage holds the most, which is why layouts give it fewer layers. Where a stage's first or last
+    # model chunk holds fewer layers than the others (the embedding or the loss in a slot of its own,
+    # or an uneven remainder), which chunks are in flight matters: interleaved_inflight_layers
+    def inflight(r: Arr | float, edge: Arr | None = None, first_stage: bool = False) -> Arr:
         inter = np.minimum(m_mb, np.minimum(m_mb, pp) * (1.0 + (pp - 1.0 - 2.0 * r) / (pp * v)))
+        if edge is not None:
+            lam = sh.chunk_slots
+            stage = (v - 1.0) * lam + edge
+            lay = interleaved_inflight_layers(pp, v, m_mb, first_stage, edge, lam)
+            chunked = lay / np.maximum(stage, 1e-9)
+            inter = np.where((m_mb >= pp) & (v > 1) & (stage > 0) & (edge != lam), chunked, inter)
         one_f1b = np.where(v > 1, inter, np.minimum(m_mb, pp - r))
         return np.asarray(np.where(pp > 1, one_f1b, 1.0))
 
@@ -2016,7 +2051,8 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         return [np.where(dual, b, a) for a, b in zip(one, states(*two), strict=True)] if any_dual else list(one)
 
     # rank 0: the first stage (1F1B, with the logits where pp = 1), or the first and the last (DualPipe)
-    a1, o1 = stage_act(d1, m1, np.where(dual, inflight_dual(0.0), inflight(0.0)), cm.rc["first"], off)
+    k_first = inflight(0.0, sh.chunk_slots - sh.short, first_stage=True)
+    a1, o1 = stage_act(d1, m1, np.where(dual, inflight_dual(0.0), k_first), cm.rc["first"], off)
     act = a1 + o1 + np.where(pp == 1, logits_mem, 0.0)
     if any_dual:
         al, ol = stage_act(dl, ml, inflight_dual(pp - 1.0), cm.rc["last"])
@@ -2040,7 +2076,7 @@ def memory(ctx: Context, st: Strategies, sh: Shape, cm: Compute, pr: Params) -> 
         heavy = pair(states((dh, mh, emb)), (dh, mh, emb), (dh, mh, emb))
         ranks.append((*(np.where(has_mid, x, zero) for x in heavy), np.where(has_mid, act, zero)))
     # the last stage (1F1B; under DualPipe rank pp-1 holds what rank 0 does)
-    al1, ol1 = stage_act(dl, ml, inflight(pp - 1.0), cm.rc["last"])
+    al1, ol1 = stage_act(dl, ml, inflight(pp - 1.0, sh.last_chunk), cm.rc["last"])
     last_rank = (pp > 1) & ~dual
     act = np.where(last_rank, al1 + ol1 + logits_mem, zero)
     ranks.append((*(np.where(last_rank, a, zero) for a in states((dl, ml, emb))), act))
