@@ -58,6 +58,20 @@ def test_cross_validation_refits_every_fold_from_neutral_values(few: list[fc.Cas
     assert set(cv["errors"]) == {c.id for c in few}
 
 
+def test_repeated_cross_validation_pools_every_seed_from_neutral_values(few: list[fc.Case]) -> None:
+    cv = fc.repeated_cross_validate(few, folds=2, repeats=2, max_nfev=2)
+    starts = cv.pop("_starts")
+    assert len(starts) == 4 and all(s == fc.neutral() for s in starts)  # 2 folds x 2 seeds, all neutral
+    seeds = [fc.cross_validate(few, folds=2, max_nfev=2, seed=s, verbose=False) for s in (0, 1)]
+    # the splits differ by seed, and the pooled figures are over both repeats' out-of-fold errors
+    assert [r["mape"] for r in cv["repeats"]] == pytest.approx([s["mape"] for s in seeds])
+    assert cv["mape"] == pytest.approx(np.mean([s["mape"] for s in seeds]))
+    assert cv["max"] == pytest.approx(max(s["max"] for s in seeds))
+    assert cv["cases"] == len(few) and set(cv["errors"]) == {c.id for c in few}
+    for c in few:
+        assert cv["errors"][c.id] == pytest.approx(np.mean([s["errors"][c.id] for s in seeds]))
+
+
 def test_fit_moves_from_its_start_and_improves_it(few: list[fc.Case]) -> None:
     start = fc.neutral()
     f = fc.fit(few, start, max_nfev=3)

@@ -32,6 +32,13 @@ def _cells(c: CaseResult) -> tuple[str, ...]:
             f"{c.layouts} layouts fit; unpublished: {', '.join(c.unknown)}",
             f"{c.layouts} 种布局可装入；未公开：{', '.join(c.unknown)}",
         )
+    if c.batch_adjusted:
+        pub, runs = c.batch_adjusted
+        said = tr(
+            f"published global batch {pub} is no multiple of dp × micro-batch: predicted at {runs}",
+            f"公布的全局批 {pub} 不是 dp × micro-batch 的倍数：按 {runs} 预测",
+        )
+        note = "; ".join([said, *([note] if note else [])])
     kind = tr("steady", "稳态") if c.kind == "steady_state" else tr("campaign", "训练周期")
     return (c.id, kind, pred, band, f"{c.truth:,.0f}", err, note, style or "")
 

@@ -297,6 +297,19 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
         )
     except ValueError as e:
         raise SpecError(str(e).splitlines()[-2].strip(), field="software.release", source=case.id) from None
+    # a published global batch that the layout cannot run (not a multiple of dp x micro-batch: papers
+    # round, or quote a figure their own config contradicts) is completed with the nearest batch it can
+    # run, and the output says so; per-GPU throughput is what is compared, so the step's size matters
+    # only through its micro-batch count
+    gbs, step = batch.global_batch_seqs, par.dp * (batch.micro_batch or 1)
+    if gbs % step:
+        near = max(step, step * round(gbs / step))
+        notes.append(
+            f"global batch {gbs} is not a multiple of dp {par.dp}"
+            + (f" x micro-batch {batch.micro_batch}" if batch.micro_batch else "")
+            + f" (as published): predicted at {near}, the nearest batch the layout runs"
+        )
+        gbs = near
     recipe = rec.precision_recipe
     data = {
         "name": case.id,
@@ -310,7 +323,7 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
         },
         "model": _model_block(dict(rec.model), case.id),
         "training": {
-            "global_batch_seqs": batch.global_batch_seqs,
+            "global_batch_seqs": gbs,
             "micro_batch": batch.micro_batch or 1,
             "precision": rec.precision,
             # the recipe is reported, not modelled: one the spec does not know is dropped, not an error

@@ -43,6 +43,8 @@ class CaseResult:
     band: tuple[float, float] | None = None  # min..max over the layouts that fit (steady state)
     layouts: int = 0  # layouts that fit (1 when every setting was published)
     unknown: tuple[str, ...] = ()  # settings the source did not publish
+    # a published global batch the layout cannot run: (published, the batch predicted instead)
+    batch_adjusted: tuple[int, int] | None = None
 
     @property
     def in_band(self) -> bool | None:
@@ -64,6 +66,9 @@ class CaseResult:
             d["in_band"] = self.in_band
             d["layouts"] = self.layouts
             d["unknown"] = list(self.unknown)
+        if self.batch_adjusted:
+            pub, runs = self.batch_adjusted
+            d["adjusted"] = {"global_batch_seqs": {"published": pub, "predicted_at": runs}}
         if self.error:
             d["error"] = self.error
         if self.strategy:
@@ -211,6 +216,8 @@ def predict_case(case: Case) -> CaseResult:
             return _failed(case, truth, _why_none(res, ctx.hbm_bytes))
         i, pred = band.index, band.point
         open_ = tuple(k for k, v in unknown.items() if v)
+        gbs, runs = case.raw.get("batch", {}).get("global_batch_seqs"), int(ctx.global_batch_seqs)
+        adjusted = (int(gbs), runs) if gbs is not None and runs != gbs else None
     except WankaError as e:
         return _failed(case, truth, str(e))
     if case.kind == "campaign":
@@ -224,7 +231,14 @@ def predict_case(case: Case) -> CaseResult:
         except WankaError as e:
             return _failed(case, truth, str(e))
         return CaseResult(
-            case.id, case.kind, pred, truth, pred / truth - 1.0, strategy=st.row(i), superseded=case.superseded
+            case.id,
+            case.kind,
+            pred,
+            truth,
+            pred / truth - 1.0,
+            strategy=st.row(i),
+            superseded=case.superseded,
+            batch_adjusted=adjusted,
         )
     elif case.kind != "steady_state":
         return _failed(case, truth, f"unknown kind {case.kind!r}")
@@ -239,6 +253,7 @@ def predict_case(case: Case) -> CaseResult:
         band=(band.low, band.point),
         layouts=band.layouts,
         unknown=open_,
+        batch_adjusted=adjusted,
     )
 
 
