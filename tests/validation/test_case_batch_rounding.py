@@ -29,13 +29,24 @@ Build = Callable[[str], Scenario]  # the scenario_of_case fixture (tests/conftes
 
 
 @pytest.mark.parametrize(
-    ("gbs", "mb", "runs"), [(1538, "null", 1536), (1543, "null", 1548), (1538, 4, 1536), (100, 4, 96), (5, 4, 48)]
+    ("gbs", "mb", "runs"), [(1538, "null", 1536), (1543, "null", 1548), (1538, 4, 1536), (100, 4, 96)]
 )
 def test_batch_the_layout_cannot_run_is_rounded_and_said(scenario_of_case: Build, gbs: int, mb: str, runs: int) -> None:
     sc = scenario_of_case(_CASE.format(gbs=gbs, mb=mb))
     assert sc.training.global_batch_seqs == runs
     said = [a for a in sc.assumptions if "global batch" in str(a)]
     assert said and str(gbs) in str(said[0]) and str(runs) in str(said[0])
+
+
+@pytest.mark.parametrize(("gbs", "mb"), [(5, 4), (40, 4), (300, 64)])
+def test_batch_far_from_any_the_layout_runs_is_an_error_not_a_rounding(tmp_path: Path, gbs: int, mb: int) -> None:
+    # 5 or 40 sequences on dp 12 x micro-batch 4 (48 a step), 300 on 768: more than 10% from any batch
+    # the layout runs is a wrong field, reported as the layout's infeasibility, not predicted
+    p = tmp_path / "cases.yaml"
+    p.write_text(_CASE.format(gbs=gbs, mb=mb), encoding="utf-8")
+    (c,) = run_validation(p).cases
+    assert c.predicted is None and c.batch_adjusted is None
+    assert c.error and "global batch must be divisible by dp × micro_batch" in c.error
 
 
 def test_batch_the_layout_runs_is_taken_as_published(scenario_of_case: Build) -> None:

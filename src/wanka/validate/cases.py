@@ -300,10 +300,11 @@ def case_scenario(case: Case) -> tuple[Scenario, dict[str, Any]]:
     # a published global batch that the layout cannot run (not a multiple of dp x micro-batch: papers
     # round, or quote a figure their own config contradicts) is completed with the nearest batch it can
     # run, and the output says so; per-GPU throughput is what is compared, so the step's size matters
-    # only through its micro-batch count
+    # only through its micro-batch count. Beyond 10% away it is no rounding but a wrong field, and the
+    # layout's feasibility check reports it
     gbs, step = batch.global_batch_seqs, par.dp * (batch.micro_batch or 1)
-    if gbs % step:
-        near = max(step, step * round(gbs / step))
+    near = max(step, step * round(gbs / step))
+    if gbs % step and abs(near - gbs) <= 0.1 * gbs:
         notes.append(
             f"global batch {gbs} is not a multiple of dp {par.dp}"
             + (f" x micro-batch {batch.micro_batch}" if batch.micro_batch else "")
