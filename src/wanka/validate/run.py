@@ -220,6 +220,7 @@ def predict_case(case: Case) -> CaseResult:
         adjusted = (int(gbs), runs) if gbs is not None and runs != gbs else None
     except WankaError as e:
         return _failed(case, truth, str(e))
+    same: dict[str, Any] = {"strategy": st.row(i), "superseded": case.superseded, "batch_adjusted": adjusted}
     if case.kind == "campaign":
         # whole-run average: failures, restarts and checkpoints from the operations model
         from wanka.ops import campaign_throughput
@@ -230,31 +231,11 @@ def predict_case(case: Case) -> CaseResult:
             pred = campaign_throughput(sc, step, tokens_step, seed=0)
         except WankaError as e:
             return _failed(case, truth, str(e))
-        return CaseResult(
-            case.id,
-            case.kind,
-            pred,
-            truth,
-            pred / truth - 1.0,
-            strategy=st.row(i),
-            superseded=case.superseded,
-            batch_adjusted=adjusted,
-        )
+        return CaseResult(case.id, case.kind, pred, truth, pred / truth - 1.0, **same)
     elif case.kind != "steady_state":
         return _failed(case, truth, f"unknown kind {case.kind!r}")
-    return CaseResult(
-        case.id,
-        case.kind,
-        pred,
-        truth,
-        pred / truth - 1.0,
-        strategy=st.row(i),
-        superseded=case.superseded,
-        band=(band.low, band.point),
-        layouts=band.layouts,
-        unknown=open_,
-        batch_adjusted=adjusted,
-    )
+    band_of: dict[str, Any] = {"band": (band.low, band.point), "layouts": band.layouts, "unknown": open_}
+    return CaseResult(case.id, case.kind, pred, truth, pred / truth - 1.0, **same, **band_of)
 
 
 def run_validation(path: str | Path | None = None) -> ValidationReport:
