@@ -308,6 +308,8 @@ def main() -> None:
     ap.add_argument("--results", action="store_true", help="record the figures in benchmarks/results/calibration.json")
     ap.add_argument("--jobs", type=int, default=1, help="with --cv: folds in this many worker processes")
     args = ap.parse_args()
+    if args.repeats < 1 or args.folds < 2:
+        ap.error("--repeats must be at least 1 and --folds at least 2")
     t0 = time.time()
     cases, skipped = prepare()
     if skipped:
