@@ -55,6 +55,9 @@ def test_rules_by_framework_and_release() -> None:
     neox = software_switches("GPT-NeoX", "2022").switches
     assert not neox["pp_comm_overlap"] and not neox["pp_scatter_gather"]
     assert software_switches("torchtitan", "2024").switches["attention_kernel"] == "fa2"
+    # AI2's OLMo trainer calls the flash-attn 2 package and runs FSDP alone (no TP to overlap)
+    olmo = software_switches("OLMo (PyTorch FSDP)", "2024").switches
+    assert olmo["attention_kernel"] == "fa2" and not olmo["tp_comm_overlap"] and olmo["dp_comm_overlap"]
     assert software_switches("some new framework", "1.0").switches == DEFAULTS  # catch-all
 
 

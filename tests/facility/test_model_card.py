@@ -245,7 +245,7 @@ def test_bigcode_starcoder_known_gap_is_engine_throughput() -> None:
 
 
 def test_ai2_olmo2_13b_within_20_percent_olmo2_7b_known_gap() -> None:
-    """OLMo 2 (measured GPU energy): the 13B comes within 20 % (+14.7 %; its ZeRO-3 gathers over 1,024
+    """OLMo 2 (measured GPU energy): the 13B comes within 20 % (+15.0 %; its ZeRO-3 gathers over 1,024
     ranks are latency-bound, so it moves with the fitted scale-out latency: +15.6 % and +13.9 % after
     earlier refits), the 7B is under-predicted by ~45 %.
 
@@ -253,13 +253,14 @@ def test_ai2_olmo2_13b_within_20_percent_olmo2_7b_known_gap() -> None:
     allows without gradient accumulation is assumed (13B: 1,024 GPUs, 7B: 512). The 13B agreement is
     conditional on it: on 512 GPUs the engine runs the 13B at ~57 % MFU instead of ~36 % and comes out
     about -31 %. The 7B miss is in the GPU-hours, not in the power curve: 131 MWh needs at least
-    131 MWh / 700 W = 187,000 H100-hours, and wanka predicts ~101,000 (ZeRO-3 at ~55 % MFU).
+    131 MWh / 700 W = 187,000 H100-hours, and wanka predicts ~117,000 (ZeRO-3 at ~48 % MFU with OLMo's
+    FlashAttention-2 kernel; ~101,000 at ~55 % with the cuDNN rate the catch-all software rule gave it).
     """
     assert _family("AI2 OLMo") == ["olmo2-13b", "olmo2-7b"]
     p13, p7 = predict("olmo2-13b"), predict("olmo2-7b")
     assert abs(p13.energy_error) < 0.20, p13
     assert -0.55 < p7.energy_error < -0.35, p7
-    assert p7.gpu_hours < 0.6 * p7.gpu_hours_floor, p7  # even at the power limit, too few GPU-hours
+    assert p7.gpu_hours < 0.7 * p7.gpu_hours_floor, p7  # even at the power limit, too few GPU-hours
     assert p13.gpu_hours > p13.gpu_hours_floor, p13
 
 
