@@ -69,6 +69,10 @@ def check(path: Path) -> tuple[ValidationReport, dict[str, bool]]:
         reasons[(c.error or "?").split(":")[0][:60]] += 1
     for why, n in sorted(reasons.items(), key=lambda t: -t[1]):
         print(f"  not predicted ({n}): {why}")
+    for c in rep.cases:  # whole-campaign rows (failures and restarts included): listed, outside the MAPEs
+        if c.kind == "campaign":
+            err = "not predicted" if c.rel_error is None else f"{c.rel_error:+.1%}"
+            print(f"  campaign {c.id}: {err}")
     return rep, moe
 
 

@@ -2,6 +2,7 @@
 that fits, and they stay predicted about as well as when the calibration was last fit (a regression guard
 for generalisation, not a fitting target: the fit never reads these files)."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from wanka.validate import run_validation
 from wanka.validate.cases import load_cases
+from wanka.validate.run import predict_case
 
 EXTRA = Path(__file__).resolve().parents[2] / "benchmarks" / "extra_runs"
 # measured at the shipped calibration by python -m benchmarks.check_extra_runs (median |error|), with headroom
@@ -60,6 +62,20 @@ def test_papers_and_dense_nemo_rows_stay_predicted_within_their_measured_error(r
         if c.rel_error is not None and c.id in dense_ids
     ]
     assert np.median(dense) <= NEMO_DENSE_MEDIAN
+
+
+def test_whole_campaign_rows_are_predicted_with_their_operations(reports) -> None:  # type: ignore[no-untyped-def]
+    """The campaign rows (GPU-hours over a whole run: BLOOM-176B, DeepSeek-V2) go through the operations
+    model: each is predicted, below its own steady-state step's throughput (failures, restarts and
+    checkpoints cost time), and within 20% of the published average (both 10-15% at the shipped fit)."""
+    rows = {c.id: c for c in reports["papers.yaml"].cases if c.kind == "campaign"}
+    assert {"bloom176b_campaign_384gpu", "deepseek_v2_campaign_h800"} <= set(rows)
+    for cid, c in rows.items():
+        assert c.rel_error is not None and abs(c.rel_error) < 0.20, (cid, c.rel_error)
+    # the same DeepSeek-V2 layout as a steady-state row runs faster than the campaign average
+    case = next(c for c in load_cases(EXTRA / "papers.yaml")[0] if c.id == "deepseek_v2_campaign_h800")
+    steady = predict_case(replace(case, kind="steady_state"))
+    assert steady.predicted is not None and steady.predicted > rows["deepseek_v2_campaign_h800"].predicted
 
 
 # Same submitter, system and software at growing GPU counts with the global batch nearly fixed: fewer
