@@ -137,6 +137,13 @@ CASES: list[tuple[int, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
     (20, {}, {**_W, "rc_layers": 4, "recompute": "selective"}, {**_W, "rc_layers": 4, "recompute": "full"}),
     # Megatron-Core runs Muon replicated or layer-wise over all dp·cp ranks, never sharding gradients
     (21, {"optimizer": "muon"}, {**_W, "zero": 3}, {**_W, "zero": 1}),
+    # ZB-H1 runs one model chunk per rank
+    (
+        22,
+        {},
+        {"tp": 8, "pp": 4, "dp": 4, "vpp": 2, "zero_bubble": True},
+        {"tp": 8, "pp": 4, "dp": 4, "vpp": 1, "zero_bubble": True},
+    ),
 ]
 
 

@@ -153,7 +153,7 @@ class SwitchFields(BaseModel):
     cuda_graphs: bool | None = None
     cuda_graphs_moe: bool | None = None
     ep_dispatch: Literal["alltoall", "deepep", "einsum"] | None = None
-    pp_schedule: Literal["1f1b", "dualpipe"] | None = None
+    pp_schedule: Literal["1f1b", "dualpipe", "zero_bubble"] | None = None
     grad_reduce_fp32: bool | None = None
     mlp_op_fuser: bool | None = None
     sp_gather_fp8: bool | None = None

@@ -1306,13 +1306,16 @@ def pipeline(ctx: Context, st: Strategies, sh: Shape, cm: Compute, comm_mb: Arr)
     1F1B idles (pp - 1) slowest-chunk times in warm-up and cool-down (Narayanan et al. 2021), each with
     its share of the micro-batch's exposed TP/CP/EP communication. DualPipe (DeepSeek-V3 Table 2):
     (PP/2 - 1)(F&B + B - 3W) with F&B the overlapped forward+backward pair, B the full backward, W its
-    weight-gradient half.
+    weight-gradient half. ZB-H1 (Qi et al. 2023, Table: 1F1B (p - 1)(F + B + W), ZB-H1 (p - 1)(F + B - W)
+    with B the input-gradient half of the backward): the deferred weight gradients fill the cool-down,
+    which takes 2W off each of the p - 1 idle chunk times.
     """
     tp, pp, v, m_mb = sh.tp, sh.pp, sh.v, sh.m_mb
     one_f1b = (pp - 1.0) * (cm.chunk_max + comm_mb / v)
     fb = np.maximum(cm.t_fwd + 2.0 * cm.t_bwd + cm.t_rec - 3.0 * cm.w_grad, 0.0)
     dual = np.maximum(pp / 2.0 - 1.0, 0.0) * (fb + comm_mb)
-    bubble = np.where(pp > 1, np.where(st.dualpipe, dual, one_f1b), 0.0)
+    zb = (pp - 1.0) * (np.maximum(cm.chunk_max - 2.0 * cm.w_grad, 0.0) + comm_mb / v)
+    bubble = np.where(pp > 1, np.where(st.dualpipe, dual, np.where(st.zero_bubble, zb, one_f1b)), 0.0)
     group = _group(ctx, np.full_like(tp, 2.0), tp * sh.cp * sh.dp, ctx.ring_contention)
     # a pipeline boundary carries one micro-batch's s·b·h activation; with sequence parallelism it is
     # already split over tp, and Megatron's scatter/gather splits it otherwise; DeepSpeed's

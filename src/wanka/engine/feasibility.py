@@ -58,6 +58,8 @@ REASONS = (
     "optimizer muon: Megatron-Core runs Muon with every rank stepping all its parameters (zero 0) or as its "
     "layer-wise distributed optimizer over all dp·cp ranks (zero 1), never with sharded gradients or "
     "parameters (zero 2, 3) or a partial shard group; set zero 0 or 1 and zero_shard_group null, or optimizer adam",
+    "zero-bubble pipeline (ZB-H1): no interleaving (its schedule runs one model chunk per rank); set vpp 1, or "
+    "pp_schedule 1f1b",
 )
 
 # the scenario field each rule asks to change first (its reason names the others)
@@ -84,6 +86,7 @@ RULE_FIELDS = (
     "parallel.offload_layers",
     "parallel.recompute_layers",
     "parallel.zero",
+    "parallel.vpp",
 )
 assert len(RULE_FIELDS) == len(REASONS)
 PIPELINE_SPLIT_RULES = (4, 5, 6)  # the rules that follow the software release (Context.splits)
@@ -158,6 +161,8 @@ def check(ctx: Context, st: Strategies) -> npt.NDArray[np.int64]:
     # arguments.py asserts "Emerging optimizer does not support Torch-FSDP2 / Megatron-FSDP"
     if ctx.training.optimizer == "muon":
         rule(21, (st.zero >= 2) | (st.shard > 0))
+    if np.any(st.zero_bubble):
+        rule(22, st.zero_bubble & (st.vpp > 1))
     return code if one else np.asarray(first.astype(np.int64) - 1)
 
 

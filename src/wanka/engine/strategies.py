@@ -49,6 +49,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "deepep": spec.ep_dispatch == "deepep",
         "einsum": spec.ep_dispatch == "einsum",
         "dualpipe": spec.pp_schedule == "dualpipe",
+        "zero_bubble": spec.pp_schedule == "zero_bubble",
         "grad_fp32": spec.grad_reduce_fp32,
         "op_fuser": spec.mlp_op_fuser,
         "gather_fp8": spec.sp_gather_fp8,
@@ -113,6 +114,7 @@ class Strategies:
     deepep: BoolArr
     einsum: BoolArr  # GShard one-hot einsum dispatch and combine (DeepSpeed-MoE), capacity-padded experts
     dualpipe: BoolArr
+    zero_bubble: BoolArr  # ZB-H1 pipeline schedule (weight gradients deferred into the cool-down)
     grad_fp32: BoolArr  # fp32 gradient buffer and reduction (grad_reduce_in_fp32)
     op_fuser: BoolArr  # FFN clamp and expert bias fused into the MLP op (no eager passes)
     gather_fp8: BoolArr  # FP8 runs: sequence-parallel all-gathers carry the quantized operand

@@ -124,8 +124,12 @@ class ParallelSpec(Spec):
         "dispatch of DeepSpeed-MoE and its ports (MindSpeed / ModelLink 2024): one-hot [tokens, experts x "
         "capacity] masks multiplied with the tokens, experts on capacity-padded buffers",
     )
-    pp_schedule: Literal["1f1b", "dualpipe"] = Field(
-        "1f1b", description="1f1b (interleaved when vpp > 1) or DualPipe (DeepSeek-V3 Sec. 3.2.1)"
+    pp_schedule: Literal["1f1b", "dualpipe", "zero_bubble"] = Field(
+        "1f1b",
+        description="1f1b (interleaved when vpp > 1), DualPipe (DeepSeek-V3 Sec. 3.2.1) or zero_bubble: ZB-H1 "
+        "(Qi et al. 2023, Zero Bubble Pipeline Parallelism, ICLR 2024), which splits the backward into its "
+        "input-gradient and weight-gradient halves and fills the cool-down with the weight gradients: bubble "
+        "(pp - 1)(F + B - W) instead of (pp - 1)(F + B + W), at 1F1B's peak memory; no interleaving (vpp 1)",
     )
     grad_reduce_fp32: bool = Field(
         True,
