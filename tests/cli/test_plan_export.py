@@ -92,3 +92,21 @@ def test_rope_scaling_context(tmp_path: Path) -> None:
     linear = {**base, "max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 4.0}}
     m = model_from_hf_config(linear, name="x")
     assert m.seq_len == 4096 and "extends" in m.notes
+
+
+@pytest.mark.parametrize("schedule", ["zero_bubble", "dualpipe"])
+def test_a_schedule_megatron_does_not_run_is_not_exported(
+    schedule: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text(
+        "base: traditional-512-a100\n"
+        f"parallel: {{tp: 8, pp: 4, dp: 16, vpp: 1, zero: 1, recompute: selective, pp_schedule: {schedule}}}\n",
+        encoding="utf-8",
+    )
+    assert main(["plan", str(f), "--json"]) == 0  # the engine runs the schedule
+    capsys.readouterr()
+    for fmt in ("megatron", "nemo"):
+        assert main(["plan", str(f), "--export", fmt]) == 2
+        err = capsys.readouterr().err
+        assert "parallel.pp_schedule" in err and "1f1b" in err and "Traceback" not in err

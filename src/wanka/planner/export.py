@@ -224,4 +224,15 @@ def launch_args(scenario: Scenario, framework: str) -> list[str]:
         from wanka.errors import SpecError
 
         raise SpecError("the scenario has no training job to export (model, training)", field="--export")
+    schedule = scenario.parallel.pp_schedule
+    if schedule != "1f1b" and scenario.parallel.pp > 1:
+        from wanka.errors import SpecError
+
+        # Megatron-LM and NeMo run 1F1B (interleaved with vpp > 1); DualPipe is DeepSeek's HAI-LLM and
+        # deepseek-ai/DualPipe, ZB-H1 sail-sg/zero-bubble-pipeline-parallelism and torch.distributed.pipelining
+        raise SpecError(
+            f"= {schedule!r} has no {framework} launch argument (Megatron-LM and NeMo run 1F1B, interleaved "
+            "with vpp > 1); set pp_schedule 1f1b to export this layout",
+            field="parallel.pp_schedule",
+        )
     return _megatron(scenario) if framework == "megatron" else _nemo(scenario)
