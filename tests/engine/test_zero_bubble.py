@@ -55,3 +55,18 @@ def test_zero_bubble_refuses_interleaving_and_search_never_returns_it() -> None:
     free = parse_scenario({**sc.model_dump(mode="json", exclude_none=True), "parallel": None})
     res = search(free, top=20)
     assert res.top and any(c.pp > 1 for c in res.top) and all(c.vpp == 1 for c in res.top)
+
+
+def test_plan_names_the_schedule(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from wanka.cli import main
+
+    f = tmp_path / "zb.yaml"
+    f.write_text(
+        "base: traditional-512-a100\n"
+        "parallel: {tp: 8, pp: 4, dp: 16, vpp: 1, zero: 1, recompute: selective, pp_schedule: zero_bubble}\n",
+        encoding="utf-8",
+    )
+    assert main(["plan", str(f)]) == 0
+    assert "(vpp 1, zero-bubble ZB-H1)" in capsys.readouterr().out
+    assert main(["--lang", "zh", "plan", str(f)]) == 0
+    assert "(vpp 1, 零气泡 ZB-H1)" in capsys.readouterr().out

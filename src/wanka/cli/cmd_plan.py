@@ -76,8 +76,10 @@ def print_plan(sc: Scenario, r: StepResult, checkpoint: Any | None = None) -> No
         f"{sc.training.precision.upper()}" + (" · Muon" if sc.training.optimizer == "muon" else "")
     )
     cp_kind = f" ({st.get('cp_comm_type', 'p2p')})" if int(st["cp"]) > 1 else ""
+    schedule = sc.parallel.pp_schedule if sc.parallel is not None and int(st["pp"]) > 1 else "1f1b"
+    sched = {"dualpipe": ", DualPipe", "zero_bubble": ", " + tx("zero-bubble ZB-H1")}.get(schedule, "")
     console.print(
-        f"{lbl('strategy', 10)}tp {st['tp']} · pp {st['pp']} (vpp {st['vpp']}) · dp {st['dp']} · "
+        f"{lbl('strategy', 10)}tp {st['tp']} · pp {st['pp']} (vpp {st['vpp']}{sched}) · dp {st['dp']} · "
         f"cp {st['cp']}{cp_kind} · "
         f"ep {st['ep']} · zero {st['zero']} · {tx('recompute')} {st['recompute']}"
         + (f" · offload {st['offload_layers']} layers" if st.get("offload_layers") else "")

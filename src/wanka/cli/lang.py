@@ -114,6 +114,7 @@ LABELS: dict[str, str] = {
     "(model FLOPs 6N + attention)": "（模型算力 6N + 注意力）",
     "compute fwd+bwd": "前向+反向计算",
     "recompute": "重计算",
+    "zero-bubble ZB-H1": "零气泡 ZB-H1",
     "TP comm (exposed)": "TP 通信（暴露）",
     "CP comm (exposed)": "CP 通信（暴露）",
     "EP all-to-all (exposed)": "EP All2All（暴露）",
