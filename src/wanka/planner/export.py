@@ -229,7 +229,7 @@ def launch_args(scenario: Scenario, framework: str) -> list[str]:
         from wanka.errors import SpecError
 
         # Megatron-LM and NeMo run 1F1B (interleaved with vpp > 1); DualPipe is DeepSeek's HAI-LLM and
-        # deepseek-ai/DualPipe, ZB-H1 sail-sg/zero-bubble-pipeline-parallelism and torch.distributed.pipelining
+        # deepseek-ai/DualPipe, ZB-H1 sail-sg/zero-bubble-pipeline-parallelism (and Megatron-DeepSpeed's examples)
         raise SpecError(
             f"= {schedule!r} has no {framework} launch argument (Megatron-LM and NeMo run 1F1B, interleaved "
             "with vpp > 1); set pp_schedule 1f1b to export this layout",
