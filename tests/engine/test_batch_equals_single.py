@@ -32,7 +32,16 @@ def _strategies(gpus: int, moe: bool, n: int, seed: int) -> Strategies:
         shard=rng.choice([0, 0, 8], n),
         cp_comm=rng.choice([0, 1, 2, 3], n),
     )
-    for k in ("tp_overlap", "dp_overlap", "pp_overlap", "ep_overlap", "deepep", "dualpipe", "zero_bubble"):
+    for k in (
+        "tp_overlap",
+        "dp_overlap",
+        "pp_overlap",
+        "ep_overlap",
+        "deepep",
+        "dualpipe",
+        "zero_bubble",
+        "shared_overlap",
+    ):
         cols[k] = rng.random(n) < 0.5
     return Strategies.from_columns(**cols)
 

@@ -73,6 +73,7 @@ def random_strategies(gpus: int, moe: bool, n: int, seed: int) -> Strategies:
         "deepep",
         "dualpipe",
         "zero_bubble",
+        "shared_overlap",
     ):
         cols[k] = rng.random(n) < (0.8 if k in ("sp", "flash") else 0.5)
     return Strategies.from_columns(**cols)

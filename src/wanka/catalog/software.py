@@ -57,6 +57,8 @@ DEFAULTS: dict[str, Any] = {
     "flash_attention": True,
     "attention_kernel": "native",
     "ep_comm_overlap": False,
+    # Megatron-Core --moe-shared-expert-overlap (TransformerConfig.moe_shared_expert_overlap = False)
+    "ep_shared_overlap": False,
     "cuda_graphs": False,
     "cuda_graphs_moe": True,
     "ep_dispatch": "alltoall",
@@ -150,6 +152,7 @@ class SwitchFields(BaseModel):
     flash_attention: bool | None = None
     attention_kernel: Literal["native", "fa2"] | None = None
     ep_comm_overlap: bool | None = None
+    ep_shared_overlap: bool | None = None
     cuda_graphs: bool | None = None
     cuda_graphs_moe: bool | None = None
     ep_dispatch: Literal["alltoall", "deepep", "einsum"] | None = None

@@ -501,6 +501,9 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
     sp_shard = np.where(st.sp & (tp > 1) & st.gather_fp8, tp, 1.0)
     fused = fused_grouped_mlp(ctx, st, etp) if moe else False
     t_gemm, f_gemm, t_up, f_up = _gemms_fwd_time(ctx, gemms, tokens, tp, ep, etp, imb, windows, casts, sp_shard, fused)
+    # the shared experts' GEMMs alone (the window --moe-shared-expert-overlap hides the all-to-all in)
+    shared = tuple(g for g in gemms if g.name.startswith("shared_")) if moe and np.any(st.shared_overlap) else ()
+    t_shared = _gemms_fwd_time(ctx, shared, tokens, tp, ep, etp, imb)[0] if shared else 0.0 * tokens
     # attention core: queries of this rank (tokens, heads/tp) against the full causal context.
     # FlashAttention skips masked blocks (half the FLOPs, Dao 2023); the unfused path computes the
     # full s x s scores as batched GEMMs and makes ~6 passes over them in HBM (scores, scale-mask-
@@ -587,6 +590,7 @@ def _layer_fwd(ctx: Context, kind: str, tokens: Arr, st: Strategies, tp: Arr, ep
         "flops": f_gemm + attn_flops,
         "sel": t_sel,
         "sel_flops": f_sel,
+        "shared": t_shared,
         **windows,
     }
 
@@ -1291,6 +1295,13 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         + 3.0 * cm.moe["elem"]
     )
     plain_exp = total * (1.0 - ctx.cal.ep_overlap_hidden)
+    # shared-expert overlap (Megatron-Core --moe-shared-expert-overlap; DeepSeek-V2 Sec. 3.1.3): the shared
+    # experts run on a side stream, FC1 and the activation beside the dispatch and FC2 beside the combine,
+    # forward and backward (megatron/core/transformer/moe/shared_experts.py), so the all-to-all shows only
+    # where it outlasts their compute (forward + backward, 3x the forward GEMMs)
+    if sh.has_moe and np.any(st.shared_overlap):
+        shared_compute = cm.nm_s * 3.0 * cm.moe["shared"]
+        plain_exp = np.where(st.shared_overlap, np.maximum(plain_exp - shared_compute, 0.0), plain_exp)
     alone = np.minimum(1.0, np.maximum(sh.pp - 1.0, 1.0) / sh.m_mb)
     overlapped = np.maximum(ctx.cal.ep_overlap_floor * total, total - moe_compute)
     overlapped = alone * plain_exp + (1.0 - alone) * overlapped

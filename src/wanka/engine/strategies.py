@@ -44,6 +44,7 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "flash": spec.flash_attention,
         "fa2": spec.attention_kernel == "fa2",
         "ep_overlap": spec.ep_comm_overlap,
+        "shared_overlap": spec.ep_shared_overlap,
         "cuda_graphs": spec.cuda_graphs,
         "graphs_moe": spec.cuda_graphs_moe,
         "deepep": spec.ep_dispatch == "deepep",
@@ -109,6 +110,7 @@ class Strategies:
     flash: BoolArr
     fa2: BoolArr
     ep_overlap: BoolArr
+    shared_overlap: BoolArr  # the shared experts' compute hides the dispatch / combine all-to-all
     cuda_graphs: BoolArr
     graphs_moe: BoolArr  # with cuda_graphs: the MoE dispatch, experts and combine captured too
     deepep: BoolArr

@@ -78,6 +78,8 @@ def _megatron(sc: Scenario) -> list[str]:
         ]
         if m.moe.n_shared_experts:
             a.append(f"--moe-shared-expert-intermediate-size {m.moe.n_shared_experts * m.moe.expert_ffn_hidden}")
+            if p.ep_shared_overlap:
+                a.append("--moe-shared-expert-overlap")
         if p.ep_dispatch == "deepep":
             a += ["--moe-token-dispatcher-type flex", "--moe-enable-deepep"]
         else:
@@ -194,6 +196,8 @@ def _nemo(sc: Scenario) -> list[str]:
             "model.config.cpu_offloading_weights=false",
             f"model.config.cpu_offloading_num_layers={p.offload_layers}",
         ]
+    if p.ep_shared_overlap and m.moe is not None and m.moe.n_shared_experts:
+        a.append("model.config.moe_shared_expert_overlap=true")
     if p.tp_comm_overlap and p.tp > 1:
         a.append("model.config.tp_comm_overlap=true")
     if p.dp_comm_overlap:

@@ -109,6 +109,14 @@ class ParallelSpec(Spec):
         "(DeepSpeed's PipelineEngine)",
     )
     ep_comm_overlap: bool = Field(False, description="hide MoE all-to-all behind compute (DualPipe, MCore 0.14+)")
+    ep_shared_overlap: bool = Field(
+        False,
+        description="the shared experts run on a side stream beside the dispatch and combine all-to-alls (their "
+        "FC1 and activation beside the dispatch, FC2 beside the combine, forward and backward), so up to their "
+        "compute time of the all-to-all is hidden: Megatron-Core --moe-shared-expert-overlap (all-to-all or flex "
+        "dispatcher, not with overlap_moe_expert_parallel_comm), DeepSeek-V2's HAI-LLM (report Sec. 3.1.3). "
+        "No effect on a model without shared experts",
+    )
     cuda_graphs: bool = Field(False, description="CUDA graphs capture layer kernels (cuts launch/host cost)")
     cuda_graphs_moe: bool = Field(
         True,
@@ -245,6 +253,19 @@ class ParallelSpec(Spec):
                 "offload_layers",
                 f"= {self.offload_layers} needs a framework that offloads activations (activation_offload: "
                 "true; Megatron-Core 0.5+); this one has no such mechanism, so set offload_layers 0",
+            )
+        if self.ep_shared_overlap and self.ep_comm_overlap:
+            raise FieldError(
+                "ep_shared_overlap",
+                "cannot be combined with ep_comm_overlap (Megatron-Core: 'disable moe_shared_expert_overlap when "
+                "enabling overlap_moe_expert_parallel_comm'; the batch-level overlap already hides the all-to-all); "
+                "set one of them false",
+            )
+        if self.ep_shared_overlap and self.ep_dispatch == "einsum":
+            raise FieldError(
+                "ep_shared_overlap",
+                "needs the all-to-all or DeepEP dispatch (Megatron-Core's alltoall or flex dispatcher), not "
+                "ep_dispatch einsum; set ep_shared_overlap false or another ep_dispatch",
             )
         if self.offload_layers and self.recompute != "none":
             raise FieldError(
