@@ -40,6 +40,7 @@ REQUIRED_MODELS = {
     "llama3-405b",
     "mixtral-8x7b",
     "mixtral-8x22b",
+    "deepseek-v2",
     "deepseek-v3",
     "gpt4-1.8t-moe",
     "dense-500b",

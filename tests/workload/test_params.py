@@ -15,6 +15,7 @@ from wanka.workload import model_flops_per_token, parameter_count
         ("gpt3-175b", 175.0, 175.0),  # Brown et al. 2020: 175B
         ("mixtral-8x7b", 46.7, 12.9),  # Mistral AI: 46.7B total, 12.9B active
         ("deepseek-v3", 671.0, 37.5),  # DeepSeek-V3 report: 671B total (+14B MTP), 37B active
+        ("deepseek-v2", 236.0, 21.0),  # DeepSeek-V2 report: 236B total, 21B active
     ],
 )
 def test_parameter_counts_match_published(name: str, total_b: float, active_b: float) -> None:
