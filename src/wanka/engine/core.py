@@ -1325,7 +1325,7 @@ def pipeline(ctx: Context, st: Strategies, sh: Shape, cm: Compute, comm_mb: Arr)
     one_f1b = (pp - 1.0) * (cm.chunk_max + comm_mb / v)
     fb = np.maximum(cm.t_fwd + 2.0 * cm.t_bwd + cm.t_rec - 3.0 * cm.w_grad, 0.0)
     dual = np.maximum(pp / 2.0 - 1.0, 0.0) * (fb + comm_mb)
-    zb = (pp - 1.0) * (np.maximum(cm.chunk_max - 2.0 * cm.w_grad, 0.0) + comm_mb / v)
+    zb = one_f1b - (pp - 1.0) * np.minimum(2.0 * cm.w_grad, cm.chunk_max)  # 2W off each idle chunk time
     bubble = np.where(pp > 1, np.where(st.dualpipe, dual, np.where(st.zero_bubble, zb, one_f1b)), 0.0)
     group = _group(ctx, np.full_like(tp, 2.0), tp * sh.cp * sh.dp, ctx.ring_contention)
     # a pipeline boundary carries one micro-batch's s·b·h activation; with sequence parallelism it is
