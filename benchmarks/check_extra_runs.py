@@ -7,8 +7,9 @@ fit never reads them. Prints, per file and per family (source, accelerator, dens
 number of cases predicted, MAPE, median and maximum error, and the share within 20%; then the
 issue's groups (papers, NeMo dense rows, NeMo MoE rows, non-NVIDIA rows, and every MoE row of every file;
 dense/MoE from the model, not the id),
-the cases with no layout that fits in HBM (reported, never predicted), and how often the published
-figure lies inside the band of the unpublished settings.
+the cases with no layout that fits in HBM (reported, never predicted), how often the published
+figure lies inside the band of the unpublished settings, and the groups' sign: the median signed error
+(predicted / published - 1) and the share predicted faster than published (an unbiased model: about half).
 
     python -m benchmarks.check_extra_runs [FILE ...] [--results]
 """
@@ -79,7 +80,8 @@ def check(path: Path) -> tuple[ValidationReport, dict[str, bool]]:
 def _summary(rep: ValidationReport | list[Any], keep: dict[str, bool] | None = None) -> dict[str, float]:
     cases = rep if isinstance(rep, list) else rep.cases
     rows = [c for c in cases if c.kind == "steady_state" and (keep is None or keep.get(c.id, False))]
-    a = np.abs([c.rel_error for c in rows if c.rel_error is not None])
+    e = np.array([c.rel_error for c in rows if c.rel_error is not None], dtype=float)
+    a = np.abs(e)
     banded = [c for c in rows if c.band is not None and c.unknown]
     out: dict[str, float] = {
         "cases": len(rows),
@@ -91,6 +93,9 @@ def _summary(rep: ValidationReport | list[Any], keep: dict[str, bool] | None = N
     if a.size:
         out |= {"mape": float(a.mean()), "median": float(np.median(a)), "max": float(a.max())}
         out["within_30pct"] = float(np.mean(a <= 0.3))
+        # the sign: an unbiased model is as often fast (predicted above the published) as slow
+        out["median_signed"] = float(np.median(e))
+        out["fast_share"] = float(np.mean(e > 0))
     return out
 
 
@@ -114,7 +119,8 @@ def _group_line(name: str, s: dict[str, float]) -> str:
     return (
         f"{name:22s} {s['predicted']:4.0f} of {s['cases']:3.0f} predicted  MAPE {s['mape']:6.1%}  "
         f"median {s['median']:6.1%}  max {s['max']:7.1%}  no layout fits {s['no_layout_fits']:.0f}  "
-        f"truth inside band {s['inside_band']:.0f}/{s['band_cases']:.0f}"
+        f"truth inside band {s['inside_band']:.0f}/{s['band_cases']:.0f}  "
+        f"signed median {s['median_signed']:+.1%}, {s['fast_share']:.0%} predicted fast"
     )
 
 

@@ -105,3 +105,23 @@ def test_mlperf_throughput_per_gpu_falls_with_scale_as_published(reports, small:
     assert published < 1.0 and predicted < 1.0
     # a model whose costs stayed flat with scale would put the ratio near 1 (published 0.66-0.95)
     assert abs(predicted - published) <= 0.05, (small, large, published, predicted)
+
+
+def test_group_summary_reports_the_sign_of_the_errors() -> None:
+    """The extra-runs summary says which way a group errs: the median signed error and the share of rows
+    predicted faster than published, on top of the unsigned MAPE (which hides a one-sided lean)."""
+    import sys
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(EXTRA.parents[1]))
+    from benchmarks.check_extra_runs import _group_line, _summary
+
+    def row(err: float | None) -> SimpleNamespace:
+        return SimpleNamespace(kind="steady_state", rel_error=err, band=None, unknown=False, error=None, in_band=None)
+
+    s = _summary([row(0.10), row(0.04), row(-0.02), row(0.06), row(None)])
+    assert s["predicted"] == 4 and s["mape"] == pytest.approx(0.055)
+    assert s["median_signed"] == pytest.approx(0.05) and s["fast_share"] == pytest.approx(0.75)
+    assert "signed median +5.0%, 75% predicted fast" in _group_line("g", s)
+    slow = _summary([row(-0.10), row(-0.04), row(-0.02), row(-0.06)])
+    assert slow["mape"] == pytest.approx(0.055) and slow["median_signed"] < 0 and slow["fast_share"] == 0.0
