@@ -1,5 +1,6 @@
 """A consistency check of the documentation, not of the model: README.md's table of out-of-sample figures
-(between the ``<!-- figures -->`` markers) and its in-sample line are what the benchmarks compute now.
+(between the ``<!-- figures -->`` markers), its in-sample line and its signed-error sentence are what the
+benchmarks compute now.
 
 The cross-validation rows are read from ``benchmarks/results/calibration.json`` (``python -m
 benchmarks.fit_calibration --cv --results`` refits every fold: too slow for the suite); every other row is
@@ -84,6 +85,22 @@ def test_extra_runs_rows_are_what_the_shipped_calibration_predicts(extra) -> Non
         assert (mape_s, median_s, worst_s) == (_pct(g["mape"]), _pct(g["median"]), _pct(g["max"])), start
         # the results file (python -m benchmarks.check_extra_runs --results) is current too
         assert recorded[key]["predicted"] == g["predicted"] and abs(recorded[key]["mape"] - g["mape"]) < 1e-9, key
+
+
+def test_signed_error_sentence_is_what_the_extra_runs_give(extra) -> None:  # type: ignore[no-untyped-def]
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    for name, key in (
+        ("papers", "papers"),
+        ("MLPerf", "mlperf"),
+        ("NeMo MoE", "nemo_moe"),
+        ("NeMo dense", "nemo_dense"),
+        ("non-NVIDIA", "non_nvidia"),
+    ):
+        g = extra[key]
+        signed = f"{100 * g['median_signed']:+.1f}%".replace("-", "\u2212")
+        fast = f"{100 * g['fast_share']:.0f}%"
+        pattern = re.escape(f"{name} {signed} ({fast}") + r"( fast)?\)"
+        assert re.search(pattern, text), (name, signed, fast)
 
 
 def test_nccl_tests_row_is_what_the_collective_model_gives() -> None:
