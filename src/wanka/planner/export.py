@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from wanka.errors import SpecError
 from wanka.spec import Scenario
 
 __all__ = ["EXPORT_FORMATS", "launch_args"]
@@ -221,17 +222,11 @@ def _nemo(sc: Scenario) -> list[str]:
 def launch_args(scenario: Scenario, framework: str) -> list[str]:
     """The strategy, batch, model shape and precision as ``framework`` arguments (one per item)."""
     if framework not in EXPORT_FORMATS:
-        from wanka.errors import SpecError
-
         raise SpecError(f"= {framework!r} — must be one of {', '.join(EXPORT_FORMATS)}", field="--export")
     if scenario.parallel is None or scenario.training is None or scenario.model is None:
-        from wanka.errors import SpecError
-
         raise SpecError("the scenario has no training job to export (model, training)", field="--export")
     schedule = scenario.parallel.pp_schedule
     if schedule != "1f1b" and scenario.parallel.pp > 1:
-        from wanka.errors import SpecError
-
         # Megatron-LM and NeMo run 1F1B (interleaved with vpp > 1); DualPipe is DeepSeek's HAI-LLM and
         # deepseek-ai/DualPipe, ZB-H1 sail-sg/zero-bubble-pipeline-parallelism (and Megatron-DeepSpeed's examples)
         raise SpecError(
