@@ -39,6 +39,8 @@ class Calibration:
     scale_up_efficiency: float
     scale_out_efficiency: float
     a2a_efficiency: float
+    hybridep_rdma_share_pair: float
+    hybridep_rdma_share: float
     nvls_efficiency: float
     scale_up_latency_s: float
     scale_out_latency_s: float

@@ -62,3 +62,10 @@ def test_megatron_rules_and_the_export() -> None:
     assert "--moe-shared-expert-overlap" in args and "--moe-token-dispatcher-type alltoall" in args
     assert "model.config.moe_shared_expert_overlap=true" in launch_args(_sc(ep_shared_overlap=True), "nemo")
     assert "--moe-shared-expert-overlap" not in launch_args(_sc(), "megatron")
+
+
+def test_the_export_names_the_dispatch_backend() -> None:
+    assert "--moe-enable-deepep" in launch_args(_sc(ep_dispatch="deepep"), "megatron")
+    args = launch_args(_sc(ep_dispatch="hybridep"), "megatron")
+    assert "--moe-token-dispatcher-type flex" in args and "--moe-flex-dispatcher-backend hybridep" in args
+    assert "--moe-enable-deepep" not in args

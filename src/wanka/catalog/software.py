@@ -155,7 +155,7 @@ class SwitchFields(BaseModel):
     ep_shared_overlap: bool | None = None
     cuda_graphs: bool | None = None
     cuda_graphs_moe: bool | None = None
-    ep_dispatch: Literal["alltoall", "deepep", "einsum"] | None = None
+    ep_dispatch: Literal["alltoall", "deepep", "hybridep", "einsum"] | None = None
     pp_schedule: Literal["1f1b", "dualpipe", "zero_bubble"] | None = None
     grad_reduce_fp32: bool | None = None
     mlp_op_fuser: bool | None = None

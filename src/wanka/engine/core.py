@@ -1258,7 +1258,8 @@ def expert_parallel(ctx: Context, st: Strategies, sh: Shape, cm: Compute) -> Com
         # the same share (N-1)/N of them remote as of the plain copies
         n_dom = np.maximum(1.0, ep / np.asarray(group.per_domain, dtype=float))
         dedup = np.where(st.deepep & (n_dom > 1), _distinct_domains(ctx, n_dom) / k_top, 1.0)
-        group = replace(group, remote_dedup=dedup)
+        # HybridEP's RDMA path between domains has its own measured rate (calibration hybridep_rdma_share*)
+        group = replace(group, remote_dedup=dedup, hybridep=np.where(st.hybridep & (n_dom > 1), 1.0, 0.0))
         # FP8 dispatch (DeepSeek-V3 Sec. 3.3; switch ep_dispatch_fp8): the forward dispatch moves
         # 1-byte activations, the combine and both backward passes 2-byte ones. Megatron-Core hands
         # DeepEP / HybridEP its BF16 hidden states, so its dispatch stays at act_bytes

@@ -47,7 +47,8 @@ def software_columns(spec: ParallelSpec) -> dict[str, bool]:
         "shared_overlap": spec.ep_shared_overlap,
         "cuda_graphs": spec.cuda_graphs,
         "graphs_moe": spec.cuda_graphs_moe,
-        "deepep": spec.ep_dispatch == "deepep",
+        "deepep": spec.ep_dispatch in ("deepep", "hybridep"),
+        "hybridep": spec.ep_dispatch == "hybridep",
         "einsum": spec.ep_dispatch == "einsum",
         "dualpipe": spec.pp_schedule == "dualpipe",
         "zero_bubble": spec.pp_schedule == "zero_bubble",
@@ -113,7 +114,8 @@ class Strategies:
     shared_overlap: BoolArr  # the shared experts' compute hides the dispatch / combine all-to-all
     cuda_graphs: BoolArr
     graphs_moe: BoolArr  # with cuda_graphs: the MoE dispatch, experts and combine captured too
-    deepep: BoolArr
+    deepep: BoolArr  # node-deduplicated dispatch (DeepEP, or HybridEP below)
+    hybridep: BoolArr  # the deduplicated dispatch is HybridEP's (its own RDMA rate between domains)
     einsum: BoolArr  # GShard one-hot einsum dispatch and combine (DeepSpeed-MoE), capacity-padded experts
     dualpipe: BoolArr
     zero_bubble: BoolArr  # ZB-H1 pipeline schedule (weight gradients deferred into the cool-down)

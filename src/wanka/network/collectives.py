@@ -307,6 +307,10 @@ class CommGroup:
     # destination rank (NCCL alltoall); < 1 = one copy per destination domain, forwarded over the
     # scale-up links there (node-deduplicated dispatch, DeepEP; DeepSeek-V3 Sec. 3.2.2)
     remote_dedup: Num = 1.0
+    # all-to-all only: 1 where the off-domain bytes go through HybridEP's RDMA path (Megatron-Core's flex
+    # dispatcher, backend hybridep) at its measured share of the NIC line rate
+    # (calibration hybridep_rdma_share_pair / hybridep_rdma_share) instead of NCCL's; 0 = NCCL's
+    hybridep: Num = 0.0
     # measured link efficiencies (scenario overlay from `wanka collective --calibrate`); None = the model's
     up_efficiency: float | None = None
     out_efficiency: float | None = None
@@ -916,6 +920,13 @@ def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     # (n-a)/n over its NIC; the two proceed in parallel, so the slower one sets the time.
     n, a, s, up, out = c.n, xp.minimum(c.a, c.n), c.s, c.up, c.out
     eff = all_to_all_nic_share(n, a, g.cal, xp)
+    hybrid = xp.asarray(g.hybridep, dtype=float)
+    if xp.any(hybrid > 0.0):
+        # HybridEP's RDMA path runs at its own measured share of the line rate, not NCCL's (``out``
+        # carries the NCCL efficiency, divided out here)
+        share = xp.where(n <= 2.0 * a, g.cal.hybridep_rdma_share_pair, g.cal.hybridep_rdma_share)
+        out_eff = c.m.out_efficiency if g.out_efficiency is None else g.out_efficiency
+        eff = xp.where(hybrid > 0.0, share / out_eff, eff)
     dedup = xp.asarray(g.remote_dedup, dtype=float)
     # inside one domain NCCL's send/recv CTAs may copy slower than the links carry (_p2p_copy_bw)
     up = xp.minimum(up, _p2p_copy_bw(c))

@@ -83,6 +83,9 @@ def _megatron(sc: Scenario) -> list[str]:
                 a.append("--moe-shared-expert-overlap")
         if p.ep_dispatch == "deepep":
             a += ["--moe-token-dispatcher-type flex", "--moe-enable-deepep"]
+        elif p.ep_dispatch == "hybridep":
+            # Megatron-Core's flex dispatcher backend (TransformerConfig.moe_flex_dispatcher_backend)
+            a += ["--moe-token-dispatcher-type flex", "--moe-flex-dispatcher-backend hybridep"]
         else:
             a.append("--moe-token-dispatcher-type alltoall")
     if p.sp and p.tp > 1:

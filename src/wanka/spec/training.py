@@ -125,12 +125,15 @@ class ParallelSpec(Spec):
         "the MoE router and preprocessing only (Megatron-Core cuda_graph_scope attn, moe_router, moe_preprocess), "
         "so dispatch, experts and combine keep their launch cost",
     )
-    ep_dispatch: Literal["alltoall", "deepep", "einsum"] = Field(
+    ep_dispatch: Literal["alltoall", "deepep", "hybridep", "einsum"] = Field(
         "alltoall",
         description="MoE dispatch: alltoall = a copy per expert rank; deepep = one copy per destination node "
-        "forwarded over NVLink, FP8 dispatch in FP8 runs (DeepSeek-V3 Sec. 3.2.2); einsum = GShard's dense "
-        "dispatch of DeepSpeed-MoE and its ports (MindSpeed / ModelLink 2024): one-hot [tokens, experts x "
-        "capacity] masks multiplied with the tokens, experts on capacity-padded buffers",
+        "forwarded over NVLink (DeepEP's normal kernels; DeepSeek-V3 Sec. 3.2.2); hybridep = the same "
+        "node-deduplicated exchange by NVIDIA's HybridEP (Megatron-Core flex dispatcher backend hybridep), "
+        "whose RDMA path between NVLink domains runs at its own measured share of the NIC line rate; "
+        "einsum = GShard's dense dispatch of DeepSpeed-MoE and its ports (MindSpeed / ModelLink 2024): "
+        "one-hot [tokens, experts x capacity] masks multiplied with the tokens, experts on capacity-padded "
+        "buffers",
     )
     pp_schedule: Literal["1f1b", "dualpipe", "zero_bubble"] = Field(
         "1f1b",
@@ -159,9 +162,9 @@ class ParallelSpec(Spec):
     )
     ep_dispatch_fp8: bool = Field(
         False,
-        description="under an FP8 recipe the DeepEP dispatch (ep_dispatch deepep) sends FP8 activations with "
-        "their scales and the combine BF16 (DeepSeek-V3 Sec. 3.3); False = the dispatch carries BF16, as "
-        "Megatron-Core passes its hidden states to DeepEP / HybridEP",
+        description="under an FP8 recipe the DeepEP / HybridEP dispatch (ep_dispatch deepep or hybridep) "
+        "sends FP8 activations with their scales and the combine BF16 (DeepSeek-V3 Sec. 3.3); False = the "
+        "dispatch carries BF16, as Megatron-Core passes its hidden states to DeepEP / HybridEP",
     )
     expandable_segments: bool = Field(
         False,
