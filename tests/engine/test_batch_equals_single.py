@@ -43,6 +43,7 @@ def _strategies(gpus: int, moe: bool, n: int, seed: int) -> Strategies:
         "shared_overlap",
     ):
         cols[k] = rng.random(n) < 0.5
+    cols["hybridep"] = cols["deepep"] & (rng.random(n) < 0.5)  # HybridEP is a deduplicated dispatch
     return Strategies.from_columns(**cols)
 
 

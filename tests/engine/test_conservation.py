@@ -65,9 +65,13 @@ def jobs(draw: hs.DrawFn) -> tuple[Scenario, Strategies]:
                 "tp_overlap": draw(hs.booleans()),
                 "ep_overlap": draw(hs.booleans()),
                 "pp_overlap": draw(hs.booleans()),
+                # MoE dispatch: NCCL's all-to-all, DeepEP's or HybridEP's node-deduplicated exchange
+                "dispatch": draw(hs.sampled_from(["alltoall", "deepep", "hybridep"])),
             }
         )
-    cols = {k: [r[k] for r in rows] for k in rows[0]}
+    cols = {k: [r[k] for r in rows] for k in rows[0] if k != "dispatch"}
+    cols["deepep"] = [r["dispatch"] != "alltoall" for r in rows]
+    cols["hybridep"] = [r["dispatch"] == "hybridep" for r in rows]
     cols["sp"] = [r["tp"] > 1 for r in rows]
     return sc, Strategies.from_columns(**cols)
 

@@ -216,6 +216,9 @@ def test_hybridep_dispatch_pays_its_measured_rdma_rate_between_nodes(deepseek_h8
     # runs at its published share of the line rate (0.76 on four or more nodes), below NCCL's (0.83)
     assert hybrid.breakdown["compute"] == deep.breakdown["compute"]
     assert hybrid.breakdown["ep_comm"] > 1.05 * deep.breakdown["ep_comm"]
+    # the NIC busy time the link accounting reports is timed at the same rate: longer, same bytes
+    assert hybrid.link_busy_s["nic"]["ep"] > 1.05 * deep.link_busy_s["nic"]["ep"]
+    assert hybrid.traffic_bytes == deep.traffic_bytes
     # inside one node nothing crosses a NIC: the two are the same exchange
     one = {**_DEEPSEEK, "pp": 16, "dp": 16, "ep": 8}
     a = estimate_step(deepseek_h800(one, ep_dispatch="deepep"), require_fit=False)

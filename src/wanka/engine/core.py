@@ -133,7 +133,8 @@ def _link_time(
         dedup = np.asarray(group.remote_dedup, dtype=float)
         nic = (n - a) / n * s * dedup
         up = (a - 1.0) / n * s + np.where(dedup < 1.0, (n - a) / n * s, 0.0)
-        nic_bw = nic_bw * all_to_all_nic_share(n, a, cal, np)  # two domains: point to point
+        # two domains: point to point; HybridEP's RDMA path at its own measured share
+        nic_bw = nic_bw * all_to_all_nic_share(n, a, cal, np, group.hybridep, out_eff)
     elif op == "send_recv":
         nic = np.where(cross, s, 0.0)
         up = np.where(cross, 0.0, s)

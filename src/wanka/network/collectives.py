@@ -903,15 +903,26 @@ def _p2p_copy_bw(c: _Ctx) -> FloatArray:
     return xp.asarray(xp.where((n > c.a) | (n <= 1.0), xp.inf, bw))
 
 
-def all_to_all_nic_share(n: Any, a: Any, cal: Calibration, xp: Any = np) -> Any:
+def all_to_all_nic_share(
+    n: Any, a: Any, cal: Calibration, xp: Any = np, hybridep: Any = 0.0, out_efficiency: float | None = None
+) -> Any:
     """An all-to-all's NIC rate over the NIC's achieved point-to-point rate, for ``n`` ranks ``a`` per domain.
 
     Across two domains the exchange is point to point: NCCL sends to one remote node per round
     (init.cc p2pSchedule, node deltas in the outer loop), so however the channels drift no NIC hears
     from two domains, and it runs at the NIC's ring-hop share (1). Across more, rounds that drift
     apart overlap, many to many: the measured all-to-all share (``a2a_efficiency``, fit on 6 nodes)
-    over the ring-hop one (``scale_out_efficiency``)."""
-    return xp.where(n <= 2.0 * a, 1.0, cal.a2a_efficiency / cal.scale_out_efficiency)
+    over the ring-hop one (``scale_out_efficiency``). Where ``hybridep`` is set (> 0), HybridEP's RDMA
+    path runs at its own measured share of the line rate (``hybridep_rdma_share_pair`` across two
+    domains, ``hybridep_rdma_share`` across more) over the ring-hop one (``out_efficiency``: a measured
+    overlay's, else the calibration's)."""
+    share = xp.where(n <= 2.0 * a, 1.0, cal.a2a_efficiency / cal.scale_out_efficiency)
+    hyb = xp.asarray(hybridep, dtype=float)
+    if xp.any(hyb > 0.0):
+        oe = cal.scale_out_efficiency if out_efficiency is None else out_efficiency
+        own = xp.where(n <= 2.0 * a, cal.hybridep_rdma_share_pair, cal.hybridep_rdma_share) / oe
+        share = xp.where(hyb > 0.0, own, share)
+    return share
 
 
 def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
@@ -919,14 +930,9 @@ def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     # Each rank sends nbytes/n to every peer: (a-1)/n of its buffer over the scale-up links and
     # (n-a)/n over its NIC; the two proceed in parallel, so the slower one sets the time.
     n, a, s, up, out = c.n, xp.minimum(c.a, c.n), c.s, c.up, c.out
-    eff = all_to_all_nic_share(n, a, g.cal, xp)
-    hybrid = xp.asarray(g.hybridep, dtype=float)
-    if xp.any(hybrid > 0.0):
-        # HybridEP's RDMA path runs at its own measured share of the line rate, not NCCL's (``out``
-        # carries the NCCL efficiency, divided out here)
-        share = xp.where(n <= 2.0 * a, g.cal.hybridep_rdma_share_pair, g.cal.hybridep_rdma_share)
-        out_eff = c.m.out_efficiency if g.out_efficiency is None else g.out_efficiency
-        eff = xp.where(hybrid > 0.0, share / out_eff, eff)
+    # HybridEP's RDMA path at its own measured share of the line rate (``out`` carries NCCL's efficiency)
+    out_eff = c.m.out_efficiency if g.out_efficiency is None else g.out_efficiency
+    eff = all_to_all_nic_share(n, a, g.cal, xp, g.hybridep, out_eff)
     dedup = xp.asarray(g.remote_dedup, dtype=float)
     # inside one domain NCCL's send/recv CTAs may copy slower than the links carry (_p2p_copy_bw)
     up = xp.minimum(up, _p2p_copy_bw(c))
