@@ -58,10 +58,7 @@ def test_consistency_published_hybridep_h100_two_node_rate() -> None:
     combine 53.35 GB/s over bytes that count each token once per node it reaches, the local one included.
     The exchange's NIC term at the measured share gives back their mean within 5%."""
     tokens, hidden, nodes = 4096, 7168, 2
-    # experts 64 per node: a token misses a node with probability C(64, 8) / C(128, 8)
-    miss = 1.0
-    for i in range(8):
-        miss *= (64 - i) / (128 - i)
+    miss = comb(64, 8) / comb(128, 8)  # experts 64 per node: a token misses a node with this probability
     counted = tokens * nodes * (1.0 - miss) * hidden * 2.0  # the test's rdma_send_bytes
     remote = counted / nodes  # half of them cross the NIC
     # the same bytes as a deduplicated all-to-all of top-8 copies: remote_dedup = distinct domains / 8

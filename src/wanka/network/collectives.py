@@ -916,11 +916,12 @@ def all_to_all_nic_share(
     path runs at its own measured share of the line rate (``hybridep_rdma_share_pair`` across two
     domains, ``hybridep_rdma_share`` across more) over the ring-hop one (``out_efficiency``: a measured
     overlay's, else the calibration's)."""
-    share = xp.where(n <= 2.0 * a, 1.0, cal.a2a_efficiency / cal.scale_out_efficiency)
+    pair = n <= 2.0 * a
+    share = xp.where(pair, 1.0, cal.a2a_efficiency / cal.scale_out_efficiency)
     hyb = xp.asarray(hybridep, dtype=float)
     if xp.any(hyb > 0.0):
         oe = cal.scale_out_efficiency if out_efficiency is None else out_efficiency
-        own = xp.where(n <= 2.0 * a, cal.hybridep_rdma_share_pair, cal.hybridep_rdma_share) / oe
+        own = xp.where(pair, cal.hybridep_rdma_share_pair, cal.hybridep_rdma_share) / oe
         share = xp.where(hyb > 0.0, own, share)
     return share
 
