@@ -48,3 +48,38 @@ def test_amd_matmul_fraction_is_the_measured_maf_over_the_datasheet_peak(name: s
     acc = accelerator(name)
     assert acc.matmul_fraction == pytest.approx(maf_tflops * 1e12 / acc.peak("bf16"), abs=0.002)
     assert not any("matmul_fraction" in a for a in acc.assumptions), name
+
+
+# HipKittens (HazyResearch/HipKittens at f09e968, MIT licence): MI355X, causal, head dim 128, BF16, batch 16,
+# `tflops_ref` (AMD's AITER flash_attn_func) of analysis/attn/fwd/benchmark/mi355x_mha_causal_fwd.json and
+# analysis/attn/bkwd/benchmark/mi355x_mha_bkwd_causal.json, 16 heads; backward FLOPs counted 2.5x the forward's
+AITER_MI355X_MHA_CAUSAL = {  # sequence length: (forward, backward) TFLOPS
+    2048: (876.3, 673.1),
+    4096: (1069.0, 876.8),
+    8192: (1173.2, 1034.1),
+    16384: (1247.4, 1108.7),
+}
+
+
+def _fwd_bwd_share(fwd_tflops: float, bwd_tflops: float, peak_tflops: float) -> float:
+    """Forward + backward share of peak, in the engine's FLOP count (backward 2.5x the forward)."""
+    return 3.5 / (1.0 / fwd_tflops + 2.5 / bwd_tflops) / peak_tflops
+
+
+def test_mi355x_attention_share_is_aiters_published_long_sequence_ceiling() -> None:
+    """Consistency check of the catalog against the sweep it was taken from: the engine scales the ceiling by
+    L / (L + attn_half_len_tokens) (engine.core._flash_time), so the ceiling that reproduces the sweep best
+    (least squares) is the catalog's. Each length comes back within 25%: the law's half length, fit on H100
+    kernels, is shorter than AITER's, so 2,048 tokens come out 20% fast and 16,384 9% slow."""
+    from wanka.calibration import default_calibration
+
+    acc = accelerator("MI355X")
+    peak = acc.peak("bf16") / 1e12
+    half = default_calibration().attn_half_len_tokens
+    pts = [(n / (n + half), _fwd_bwd_share(f, b, peak)) for n, (f, b) in AITER_MI355X_MHA_CAUSAL.items()]
+    ceiling = sum(x * y for x, y in pts) / sum(x * x for x, _ in pts)
+    assert acc.attention_fraction == pytest.approx(ceiling, abs=0.002)
+    for x, y in pts:
+        assert acc.attention_fraction * x == pytest.approx(y, rel=0.25)
+    entry = next(e for e in catalog().accelerators if e.name == "MI355X")
+    assert not any(a.startswith("attention_fraction") for a in entry.assumptions)
