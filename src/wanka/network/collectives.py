@@ -496,6 +496,7 @@ class _Ctx:
     raw_out: Any = 0.0  # NIC link rate per GPU, B/s (before efficiency and contention)
     version: tuple[int, int, int] | None = None  # NCCL release (None: the newest in NcclModel.net_search)
     nvls_link: float | None = None  # CommGroup.nvls_link_efficiency
+    out_eff: float = 1.0  # the NIC's efficiency ``out`` carries: the group's measured overlay, else the model's
     # per-protocol channel shares and the LL cap, computed once per collective and shared by its candidates
     _memo: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -600,8 +601,12 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
     k = xp.maximum(1.0, n / a)
     raw_up = xp.asarray(g.scale_up_bw, dtype=float)
     up = raw_up * (m.up_efficiency if g.up_efficiency is None else g.up_efficiency)
-    out = xp.asarray(g.scale_out_bw, dtype=float) * (m.out_efficiency if g.out_efficiency is None else g.out_efficiency)
-    out = out / xp.maximum(1.0, xp.asarray(g.scale_out_contention, dtype=float))
+    out_eff = m.out_efficiency if g.out_efficiency is None else g.out_efficiency
+    out = (
+        xp.asarray(g.scale_out_bw, dtype=float)
+        * out_eff
+        / xp.maximum(1.0, xp.asarray(g.scale_out_contention, dtype=float))
+    )
     return _Ctx(
         n,
         a,
@@ -618,6 +623,7 @@ def _ctx(nbytes: Num, g: CommGroup, m: NcclModel, xp: Any = _NumpyOps) -> _Ctx:
         xp.asarray(g.scale_out_bw, dtype=float),
         nccl_version(g.nccl_version),
         g.nvls_link_efficiency,
+        out_eff,
     )
 
 
@@ -932,8 +938,7 @@ def _all_to_all(c: _Ctx, g: CommGroup) -> FloatArray:
     # (n-a)/n over its NIC; the two proceed in parallel, so the slower one sets the time.
     n, a, s, up, out = c.n, xp.minimum(c.a, c.n), c.s, c.up, c.out
     # HybridEP's RDMA path at its own measured share of the line rate (``out`` carries NCCL's efficiency)
-    out_eff = c.m.out_efficiency if g.out_efficiency is None else g.out_efficiency
-    eff = all_to_all_nic_share(n, a, g.cal, xp, g.hybridep, out_eff)
+    eff = all_to_all_nic_share(n, a, g.cal, xp, g.hybridep, c.out_eff)
     dedup = xp.asarray(g.remote_dedup, dtype=float)
     # inside one domain NCCL's send/recv CTAs may copy slower than the links carry (_p2p_copy_bw)
     up = xp.minimum(up, _p2p_copy_bw(c))
